@@ -1,0 +1,98 @@
+"""An append-only journal per model and run: the single source of truth the output files are rebuilt from.
+
+One JSON object per line. A photo's final result is written (and handed to the OS) before it counts as
+done, so a killed process loses at most the requests still in flight; fsync runs periodically and on close.
+A half-written last line (the process died mid-write) is ignored on reading.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .results import Result, model_file_stem
+
+FSYNC_EVERY_S = 1.0
+
+
+def journal_path(run_dir: Path, model: str) -> Path:
+    return Path(run_dir) / "journal" / f"{model_file_stem(model)}.jsonl"
+
+
+class JournalError(ValueError):
+    pass
+
+
+@dataclass
+class JournalState:
+    """What a journal says: each photo's final result (latest wins) and each session's record."""
+    results: dict[int, Result] = field(default_factory=dict)
+    sessions: list[dict] = field(default_factory=list)
+    header: dict | None = None
+
+
+class Journal:
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._f = open(self.path, "ab")
+        self._last_sync = time.monotonic()
+
+    def _write(self, obj: dict) -> None:
+        self._f.write((json.dumps(obj, separators=(",", ":")) + "\n").encode())
+        self._f.flush()  # in the OS's hands now: survives the process being killed
+        now = time.monotonic()
+        if now - self._last_sync >= FSYNC_EVERY_S:
+            os.fsync(self._f.fileno())
+            self._last_sync = now
+
+    def header(self, **info) -> None:
+        self._write({"type": "header", **info})
+
+    def result(self, res: Result) -> None:
+        self._write({"type": "result", **res.to_json()})
+
+    def session(self, **info) -> None:
+        self._write({"type": "session", **info})
+
+    def close(self) -> None:
+        if self._f.closed:
+            return
+        self._f.flush()
+        os.fsync(self._f.fileno())
+        self._f.close()
+
+    def __enter__(self) -> "Journal":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def read_journal(path: Path) -> JournalState:
+    state = JournalState()
+    path = Path(path)
+    if not path.exists():
+        return state
+    lines = path.read_bytes().split(b"\n")
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            if n == len(lines):  # torn final write of a killed process: that photo is asked again
+                continue
+            raise JournalError(f"{path}: line {n} is not valid JSON; the journal is damaged") from None
+        kind = obj.pop("type", None)
+        if kind == "result":
+            res = Result.from_json(obj)
+            state.results[res.id] = res
+        elif kind == "session":
+            state.sessions.append(obj)
+        elif kind == "header":
+            if state.header is None:
+                state.header = obj
+    return state

@@ -1,0 +1,65 @@
+"""A benchmark run: several models over one dataset into OUT/RUN/, one model after another."""
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from .dataset import Dataset
+from .results import write_summary_json
+from .runner import Event, ModelRun, RunSettings
+
+
+def default_run_name() -> str:
+    return time.strftime("run_%Y%m%d_%H%M%S")
+
+
+@dataclass
+class RunResult:
+    run_dir: Path
+    summaries: list[dict] = field(default_factory=list)
+    stopped: str | None = None  # why the run ended before every photo settled
+    hint: str = ""
+
+
+def _merge(path: Path, summaries: list[dict]) -> list[dict]:
+    """summary.json keeps models from earlier sessions of the run; this session's replace theirs."""
+    old = json.loads(path.read_text()) if path.exists() else []
+    mine = {s["model"] for s in summaries}
+    return [s for s in old if s.get("model") not in mine] + summaries
+
+
+async def run_models(models: list[str], dataset: Dataset, settings: RunSettings, *, out: Path | str = "out",
+                     run_name: str | None = None, resume: bool = False,
+                     on_event: Callable[[Event], None] | None = None,
+                     on_model: Callable[[ModelRun], None] | None = None) -> RunResult:
+    """Run each model in turn (their timings must not interfere) and write parquet and summary.json after each."""
+    run_dir = Path(out) / (run_name or default_run_name())
+    run_dir.mkdir(parents=True, exist_ok=True)
+    # Check every model can start (resume rules) before any request is sent.
+    runs = [ModelRun(m, dataset, settings, run_dir, resume=resume, on_event=on_event) for m in models]
+    result = RunResult(run_dir)
+    for mr in runs:
+        if on_model:
+            on_model(mr)
+        summary = await mr.run()
+        result.summaries.append(summary)
+        write_summary_json(_merge(run_dir / "summary.json", result.summaries), run_dir / "summary.json")
+        if mr.stop_reason:
+            result.stopped, result.hint = f"{mr.model}: {mr.stop_reason}", mr.fatal_hint
+            break
+    return result
+
+
+def run_models_sync(*args, **kwargs) -> RunResult:
+    """run_models from synchronous code, or from a notebook whose event loop is already running."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(run_models(*args, **kwargs))
+    import nest_asyncio  # a notebook's loop is running: let asyncio.run nest inside it
+    nest_asyncio.apply()
+    return asyncio.get_event_loop().run_until_complete(run_models(*args, **kwargs))

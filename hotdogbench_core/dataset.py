@@ -143,7 +143,7 @@ class Dataset:
         """Photos with their bytes, in file order, `batch` at a time; only those in `ids` when given."""
         labels = {p.id: p for p in self.photos}
         con = duckdb.connect()
-        reader = con.execute(f"SELECT id, image FROM {self._src}").fetch_record_batch(batch)
+        reader = con.execute(f"SELECT id, image FROM {self._src}").to_arrow_reader(batch)
         for rb in reader:
             id_col, img_col = rb.column(0).to_pylist(), rb.column(1)
             for i, pid in enumerate(id_col):

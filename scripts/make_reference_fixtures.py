@@ -23,7 +23,34 @@ for model in ref.MODELS:
     body = ref.body_for(model, IMAGE)
     # httpx's json= encoding, which is what went over the wire
     bodies[model] = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-out = {"image_hex": IMAGE.hex(), "bodies": bodies, "models": list(ref.MODELS),
+# summarize() on a seeded mix of answers, misses, errors, unanswered rows and an unscored bonus row
+import random
+rng = random.Random(7)
+results = []
+for i in range(1, 61):
+    cat = ["hot_dog", "taco", "sandwich", "burrito"][i % 4]
+    r = ref.Result(id=i, open_images_id=f"oi{i}", category=cat, is_hot_dog=cat == "hot_dog")
+    roll = rng.random()
+    if roll < 0.1:
+        r.error = "retries exhausted: 429,429,429"
+        r.retries = ["429"] * 8
+    else:
+        r.latency_s = round(rng.uniform(0.2, 3.0), 3)
+        r.prompt_tokens, r.completion_tokens = rng.randint(300, 900), rng.randint(3, 40)
+        r.reasoning_tokens = rng.choice([None, 0, 12])
+        r.cost_usd = round(rng.uniform(1e-5, 1e-3), 7)
+        r.provider = rng.choice(["OpenAI", "Azure"])
+        r.pred = None if roll < 0.15 else (r.is_hot_dog if rng.random() < 0.85 else not r.is_hot_dog)
+        if rng.random() < 0.2:
+            r.retries = ["429"]
+    results.append(r)
+bonus = ref.Result(id=1001, open_images_id=None, category="magritte", is_hot_dog=True, scored=False, pred=False,
+                   latency_s=1.0, cost_usd=0.001)
+results.append(bonus)
+from dataclasses import asdict
+summary_case = {"results": [asdict(r) for r in results], "wall": 12.3456,
+                "summary": ref.summarize("openai/gpt-6-luna", results, 12.3456)}
+out = {"summary_case": summary_case, "image_hex": IMAGE.hex(), "bodies": bodies, "models": list(ref.MODELS),
        "retry_statuses": sorted(ref.RETRY), "question": ref.QUESTION, "schema": ref.SCHEMA,
        "parse": [[t, ref.parse(t)] for t in TEXTS]}
 target = Path(__file__).resolve().parents[1] / "tests/fixtures/reference_bodies.json"

@@ -1,0 +1,53 @@
+import json
+from pathlib import Path
+
+import duckdb
+
+from hotdogbench_core.journal import Journal, read_journal
+from hotdogbench_core.results import PARQUET_SCHEMA, Result, summarize, write_results_parquet
+
+REF = json.loads((Path(__file__).parent / "fixtures" / "reference_bodies.json").read_text())
+
+
+def test_summary_equals_reference_summarize():
+    case = REF["summary_case"]
+    results = [Result(**r) for r in case["results"]]
+    assert summarize("openai/gpt-6-luna", results, case["wall"]) == case["summary"]
+
+
+def test_parquet_has_reference_columns_and_types(tmp_path):
+    rows = [Result(id=2, open_images_id=None, category="taco", is_hot_dog=False, pred=False, retries=["429", "503"]),
+            Result(id=1, open_images_id="x", category="hot_dog", is_hot_dog=True, error="boom")]
+    path = write_results_parquet(rows, tmp_path / "m.parquet")
+    con = duckdb.connect()
+    desc = con.sql(f"DESCRIBE SELECT * FROM '{path}'").fetchall()
+    ref_cols = [k for k in REF["summary_case"]["results"][0]]
+    assert [d[0] for d in desc][:len(ref_cols)] == ref_cols
+    assert [d[0] for d in desc] == list(PARQUET_SCHEMA)
+    got = con.sql(f"SELECT id, retries, pred, error FROM '{path}'").fetchall()
+    assert got == [(1, "", None, "boom"), (2, "429,503", False, None)]  # sorted by id, retries joined
+
+
+def test_journal_roundtrip_and_torn_last_line(tmp_path):
+    p = tmp_path / "j" / "m.jsonl"
+    with Journal(p) as j:
+        j.header(model="m", dataset_sha256="abc")
+        j.result(Result(id=1, open_images_id=None, category="c", is_hot_dog=True, pred=True, retries=["429"]))
+        j.result(Result(id=2, open_images_id=None, category="c", is_hot_dog=False, pred=True))
+        j.session(wall_s=1.5)
+    with open(p, "ab") as f:
+        f.write(b'{"type":"result","id":3,"categ')  # killed mid-write
+    st = read_journal(p)
+    assert st.header == {"model": "m", "dataset_sha256": "abc"}
+    assert sorted(st.results) == [1, 2] and st.results[1].retries == ["429"]
+    assert st.sessions == [{"wall_s": 1.5}]
+
+
+def test_journal_damage_in_the_middle_is_an_error(tmp_path):
+    import pytest
+
+    from hotdogbench_core.journal import JournalError
+    p = tmp_path / "m.jsonl"
+    p.write_text('{"type":"header"}\nnot json\n{"type":"session","wall_s":1}\n')
+    with pytest.raises(JournalError, match="line 2"):
+        read_journal(p)

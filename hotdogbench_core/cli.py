@@ -18,6 +18,9 @@ from .runner import DEFAULT_BASE_URL, Event, LimitChanged, ModelRun, ModelStarte
 from .session import default_run_name, run_models
 
 LOOPBACK = ("http://127.", "http://localhost", "http://[::1]")
+# The demo's simulated provider: a hidden in-flight cap and a little noise, so the limiter has work to do.
+DEMO_SIM = {"seed": 0, "max_in_flight": 40, "latency_s": 0.4, "latency_sigma": 0.4, "error_5xx": 0.01,
+            "unanswered_rate": 0.02}
 
 
 class TerminalDisplay:
@@ -141,7 +144,7 @@ def cmd_demo(args) -> int:
     models = resolve_models(args.models)
     dataset = load_dataset(args.input, quiet=args.quiet)
     print("DEMO: the answers below come from hotdogbench's built-in simulator, not from real models.", flush=True)
-    with Simulator(SimConfig(seed=0), labels=labels_from_parquet(dataset.path)) as sim:
+    with Simulator(SimConfig.from_dict(DEMO_SIM), labels=labels_from_parquet(dataset.path)) as sim:
         settings = _settings(args, "sk-demo-simulator", sim.base_url)
         code = asyncio.run(_run(args, models, dataset, settings))
     print("DEMO: simulated answers. For real ones: export OPENROUTER_API_KEY=... and `hotdogbench run`.", flush=True)
@@ -154,7 +157,7 @@ def cmd_build(args) -> int:
     report = build_dataset(args.folder, args.output, per_group=args.per_group or None)
     for cat in getattr(report, "short_categories", []) or []:
         print(f"warning: category {cat} has fewer than {args.per_group} photos; all of them were kept", file=sys.stderr)
-    print(f"wrote {report.path}: " + ", ".join(f"{c} {n}" for c, n in report.rows_per_category.items()))
+    print(f"wrote {report.path}: " + ", ".join(f"{c} {n}" for c, n in report.per_category.items()))
     return 0
 
 

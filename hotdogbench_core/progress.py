@@ -30,6 +30,7 @@ class ProgressBar:
         self.extra = ""
         self.t0 = clock()
         self._last = -float("inf")
+        self._drawn_done = -1
 
     def advance(self, n: int = 1, extra: str | None = None) -> None:
         self.done += n
@@ -45,6 +46,7 @@ class ProgressBar:
         if not force and now - self._last < every:
             return
         self._last = now
+        self._drawn_done = self.done
         line = self.render(now)
         if self.tty:
             self.stream.write("\r\x1b[2K" + line)
@@ -73,7 +75,8 @@ class ProgressBar:
     def close(self) -> None:
         if not self.enabled:
             return
-        self.update(force=True)
+        if self.tty or self._drawn_done != self.done:
+            self.update(force=True)
         if self.tty:
             self.stream.write("\n")
             self.stream.flush()

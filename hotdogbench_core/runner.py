@@ -199,6 +199,7 @@ class ModelRun:
         seq = itertools.count()
         self._wake = asyncio.Event()
         self._waiting, self._seq = waiting, seq
+        self._active = 0  # attempts started and not yet finished (the task set lags behind by a callback)
         try:
             while self.stop_reason is None:
                 now = time.perf_counter()
@@ -214,7 +215,7 @@ class ModelRun:
                                  is_hot_dog=photo.is_hot_dog, scored=photo.scored)
                     item = _Pending(0.0, next(seq), photo, res)
                 if item is None:
-                    if not waiting and not tasks:
+                    if not waiting and self._active == 0:
                         break  # every photo settled
                     self._wake.clear()
                     timeout = max(0.0, waiting[0].not_before - now) if waiting else None
@@ -227,6 +228,7 @@ class ModelRun:
                 if self.stop_reason is not None:
                     await self.limiter.release("transport")
                     break
+                self._active += 1
                 task = asyncio.create_task(self._attempt(client, item))
                 tasks.add(task)
                 task.add_done_callback(tasks.discard)
@@ -261,6 +263,13 @@ class ModelRun:
         return classify(response.status_code, response.headers, b"".join(chunks), decisions=self.decisions), latency
 
     async def _attempt(self, client: httpx.AsyncClient, item: _Pending) -> None:
+        try:
+            await self._attempt_once(client, item)
+        finally:
+            self._active -= 1
+            self._wake.set()
+
+    async def _attempt_once(self, client: httpx.AsyncClient, item: _Pending) -> None:
         res = item.result
         res.in_flight_at_send, res.limit_at_send = self.limiter.in_flight, self.limiter.limit
         try:

@@ -62,6 +62,7 @@ def _add_run_flags(p: argparse.ArgumentParser, *, demo: bool = False) -> None:
     p.add_argument("--start-concurrency", type=int, default=8, help="in-flight requests to start from")
     p.add_argument("--max-concurrency", type=int, default=256, help="ceiling for the adaptive limit")
     p.add_argument("--request-timeout", type=float, default=120.0, help="seconds before a request counts as dropped")
+    p.add_argument("--repeats", type=int, default=1, help="ask each photo K times (self-consistency)")
     p.add_argument("--run", default=None, help="run name: results go to OUT/RUN/ (default run_YYYYmmdd_HHMMSS)")
     p.add_argument("--out", default="out", help="results folder (default ./out)")
     p.add_argument("--resume", action="store_true", help="finish an interrupted --run: ask only what has no result")
@@ -93,7 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _settings(args, key: str, base_url: str) -> RunSettings:
     return RunSettings(api_key=key, base_url=base_url, start_concurrency=args.start_concurrency,
-                       max_concurrency=args.max_concurrency, request_timeout=args.request_timeout)
+                       max_concurrency=args.max_concurrency, request_timeout=args.request_timeout,
+                       repeats=args.repeats)
 
 
 async def _run(args, models, dataset, settings) -> int:

@@ -28,7 +28,7 @@ class JournalError(ValueError):
 @dataclass
 class JournalState:
     """What a journal says: each photo's final result (latest wins) and each session's record."""
-    results: dict[int, Result] = field(default_factory=dict)
+    results: dict[tuple[int, int], Result] = field(default_factory=dict)  # (id, repeat) -> result
     sessions: list[dict] = field(default_factory=list)
     header: dict | None = None
 
@@ -89,7 +89,7 @@ def read_journal(path: Path) -> JournalState:
         kind = obj.pop("type", None)
         if kind == "result":
             res = Result.from_json(obj)
-            state.results[res.id] = res
+            state.results[res.key] = res
         elif kind == "session":
             state.sessions.append(obj)
         elif kind == "header":

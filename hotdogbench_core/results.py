@@ -31,6 +31,11 @@ class Result:
     # Load when the last attempt was sent: for latency-under-load plots.
     in_flight_at_send: int | None = None
     limit_at_send: int | None = None
+    repeat: int = 0  # with --repeats K, each photo is asked K times: 0..K-1
+
+    @property
+    def key(self) -> tuple[int, int]:
+        return (self.id, self.repeat)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -46,7 +51,7 @@ PARQUET_SCHEMA = {
     "scored": pl.Boolean, "pred": pl.Boolean, "raw": pl.String, "latency_s": pl.Float64,
     "prompt_tokens": pl.Int64, "completion_tokens": pl.Int64, "reasoning_tokens": pl.Int64,
     "cost_usd": pl.Float64, "provider": pl.String, "retries": pl.String, "error": pl.String,
-    "in_flight_at_send": pl.Int64, "limit_at_send": pl.Int64,
+    "in_flight_at_send": pl.Int64, "limit_at_send": pl.Int64, "repeat": pl.Int64,
 }
 
 
@@ -74,7 +79,7 @@ def write_atomic(path: Path, data: bytes) -> None:
 
 def write_results_parquet(results: list[Result], path: Path) -> Path:
     tmp = path.with_name(path.name + ".tmp")
-    results_frame(sorted(results, key=lambda r: r.id)).write_parquet(tmp)
+    results_frame(sorted(results, key=lambda r: r.key)).write_parquet(tmp)
     os.replace(tmp, path)
     return path
 

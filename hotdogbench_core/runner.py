@@ -41,6 +41,7 @@ class RunSettings:
     request_timeout: float = 120.0
     max_attempts: int = 8
     max_backoff_s: float = 20.0
+    repeats: int = 1  # ask each photo this many times (self-consistency)
     seed: int | None = None  # for the back-off jitter
 
     def __post_init__(self):
@@ -49,6 +50,8 @@ class RunSettings:
         if self.max_concurrency < self.start_concurrency:
             raise ValueError(f"--max-concurrency ({self.max_concurrency}) must be >= --start-concurrency "
                              f"({self.start_concurrency})")
+        if self.repeats < 1:
+            raise ValueError(f"--repeats must be >= 1, got {self.repeats}")
         if self.request_timeout <= 0:
             raise ValueError(f"--request-timeout must be > 0, got {self.request_timeout}")
         self.base_url = self.base_url.rstrip("/")
@@ -57,7 +60,7 @@ class RunSettings:
         """The settings as they may be written down: everything but the key."""
         return {"base_url": self.base_url, "start_concurrency": self.start_concurrency,
                 "max_concurrency": self.max_concurrency, "request_timeout": self.request_timeout,
-                "max_attempts": self.max_attempts}
+                "max_attempts": self.max_attempts, "repeats": self.repeats}
 
 
 # -- events ------------------------------------------------------------------------------------------------
@@ -112,8 +115,9 @@ class ModelRun:
         self.limiter = AIMDLimiter(settings.start_concurrency, settings.max_concurrency)
         self.limiter.subscribe(lambda c: self._emit(LimitChanged(model, c)))
         self.rng = random.Random(settings.seed)
-        self.results: dict[int, Result] = {}
-        self.total = len(dataset)
+        self.results: dict[tuple[int, int], Result] = {}  # (photo id, repeat) -> settled result
+        self.repeats = settings.repeats
+        self.total = len(dataset) * self.repeats
         self.done = 0
         self.stop_reason: str | None = None
         self.fatal_hint = ""
@@ -126,7 +130,7 @@ class ModelRun:
     # -- journal and resume -------------------------------------------------------------------------------
     def _header(self) -> dict:
         return {"model": self.model, "dataset_sha256": self.dataset.sha256, "dataset_rows": len(self.dataset),
-                "request": request_settings(self.model)}
+                "request": request_settings(self.model), "repeats": self.repeats}
 
     def _prepare(self, resume: bool) -> None:
         state = read_journal(self._journal_path)
@@ -137,15 +141,15 @@ class ModelRun:
             raise RunError(f"{self.run_dir} already holds results for {self.model}: "
                            f"add --resume to finish that run, or choose another --run")
         want, have = self._header(), state.header or {}
-        for key, what in (("dataset_sha256", "dataset"), ("request", "request settings")):
+        for key, what in (("dataset_sha256", "dataset"), ("request", "request settings"), ("repeats", "repeats")):
             if have.get(key) != want[key]:
                 raise RunError(f"cannot resume {self.model} in {self.run_dir}: the {what} differ from the run's "
                                f"({key} {str(have.get(key))[:80]} != {str(want[key])[:80]}); use another --run")
-        ids = {p.id for p in self.dataset.photos}
-        self.results = {i: r for i, r in state.results.items() if i in ids}
+        keys = {(p.id, k) for p in self.dataset.photos for k in range(self.repeats)}
+        self.results = {key: r for key, r in state.results.items() if key in keys}
         self.done = len(self.results)
         self.previous_wall_s = sum(s.get("wall_s") or 0.0 for s in state.sessions)
-        self._todo = ids - set(self.results)
+        self._todo = keys - set(self.results)
 
     def _emit(self, event: Event) -> None:
         if self.on_event is None:
@@ -192,7 +196,7 @@ class ModelRun:
 
     # -- the loop ------------------------------------------------------------------------------------------
     async def _schedule(self, client: httpx.AsyncClient) -> None:
-        fresh = self.dataset.stream(self._todo)
+        fresh = self._work()
         exhausted = False
         waiting: list[_Pending] = []  # retries, by the time they may be sent
         tasks: set[asyncio.Task] = set()
@@ -207,12 +211,13 @@ class ModelRun:
                 if waiting and waiting[0].not_before <= now:
                     item = heapq.heappop(waiting)
                 elif not exhausted:
-                    photo = next(fresh, None)
-                    if photo is None:
+                    work = next(fresh, None)
+                    if work is None:
                         exhausted = True
                         continue
+                    photo, repeat = work
                     res = Result(id=photo.id, open_images_id=photo.open_images_id, category=photo.category,
-                                 is_hot_dog=photo.is_hot_dog, scored=photo.scored)
+                                 is_hot_dog=photo.is_hot_dog, scored=photo.scored, repeat=repeat)
                     item = _Pending(0.0, next(seq), photo, res)
                 if item is None:
                     if not waiting and self._active == 0:
@@ -239,6 +244,14 @@ class ModelRun:
                 t.cancel()
             if tasks:
                 await asyncio.gather(*tasks, return_exceptions=True)
+
+    def _work(self):
+        """(photo, repeat) pairs still to ask, streamed from the file."""
+        ids = None if self._todo is None else {i for i, _ in self._todo}
+        for photo in self.dataset.stream(ids):
+            for k in range(self.repeats):
+                if self._todo is None or (photo.id, k) in self._todo:
+                    yield photo, k
 
     async def _send(self, client: httpx.AsyncClient, photo: Photo) -> tuple[Outcome, float | None]:
         body = json.dumps(body_for(self.model, photo.image), ensure_ascii=False, separators=(",", ":"),
@@ -307,7 +320,7 @@ class ModelRun:
 
     def _settle(self, res: Result) -> None:
         self._journal.result(res)  # durable first: only then does it count as done
-        self.results[res.id] = res
+        self.results[res.key] = res
         self.done += 1
         self._emit(PhotoDone(self.model, res, self.done, self.total))
 
@@ -316,11 +329,12 @@ class ModelRun:
         """Every photo in id order; photos a stopped run never settled carry an error saying so."""
         out = []
         for p in self.dataset.photos:
-            r = self.results.get(p.id)
-            if r is None:
-                r = Result(id=p.id, open_images_id=p.open_images_id, category=p.category,
-                           is_hot_dog=p.is_hot_dog, scored=p.scored, error=f"not run: {self.stop_reason}")
-            out.append(r)
+            for k in range(self.repeats):
+                r = self.results.get((p.id, k))
+                if r is None:
+                    r = Result(id=p.id, open_images_id=p.open_images_id, category=p.category, is_hot_dog=p.is_hot_dog,
+                               scored=p.scored, repeat=k, error=f"not run: {self.stop_reason}")
+                out.append(r)
         return out
 
     def write_outputs(self) -> dict:

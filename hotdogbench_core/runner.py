@@ -22,7 +22,7 @@ from .dataset import Dataset, Photo
 from .journal import Journal, journal_path, read_journal
 from .limiter import AIMDLimiter, LimitChange
 from .models import body_for, endpoint_path, request_settings, uses_decisions
-from .results import Result, model_file_stem, summarize, write_results_parquet
+from .results import Result, model_file_stem, summarize, summarize_statistics, write_results_parquet
 
 DEFAULT_BASE_URL = "https://openrouter.ai/api"
 MAX_BODY_BYTES = 4 << 20  # a response larger than this is no verdict: refuse it instead of holding it
@@ -341,9 +341,11 @@ class ModelRun:
         ordered = self.ordered_results()
         write_results_parquet(ordered, self.run_dir / f"{model_file_stem(self.model)}.parquet")
         wall = self.previous_wall_s + self.wall_s
-        summary = summarize(self.model, ordered, wall)
+        # The reference keys over repeat 0 (comparable with a one-repeat run); photos_per_s counts every request.
+        summary = summarize(self.model, [r for r in ordered if r.repeat == 0], wall, asked=len(ordered))
         summary["concurrency"] = {"start": self.settings.start_concurrency, "cap": self.settings.max_concurrency,
                                   **self.limiter.stats()}
         if self.stop_reason:
             summary["stopped"] = self.stop_reason
+        summary.update(summarize_statistics(ordered, self.repeats))
         return summary

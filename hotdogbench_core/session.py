@@ -10,6 +10,7 @@ from typing import Callable
 
 from .dataset import Dataset
 from .results import write_summary_json
+from .run_files import finish_manifest, model_outcome, start_manifest, write_pairs
 from .runner import Event, ModelRun, RunSettings
 
 
@@ -36,21 +37,27 @@ async def run_models(models: list[str], dataset: Dataset, settings: RunSettings,
                      run_name: str | None = None, resume: bool = False,
                      on_event: Callable[[Event], None] | None = None,
                      on_model: Callable[[ModelRun], None] | None = None) -> RunResult:
-    """Run each model in turn (their timings must not interfere) and write parquet and summary.json after each."""
+    """Run each model in turn (their timings must not interfere) and write parquet, summary.json and pairs.json
+    after each; manifest.json when the session starts and when it ends."""
     run_dir = Path(out) / (run_name or default_run_name())
     run_dir.mkdir(parents=True, exist_ok=True)
     # Check every model can start (resume rules) before any request is sent.
     runs = [ModelRun(m, dataset, settings, run_dir, resume=resume, on_event=on_event) for m in models]
     result = RunResult(run_dir)
+    start_manifest(run_dir, dataset, settings, models, limiter=runs[0].limiter if runs else None)
     for mr in runs:
         if on_model:
             on_model(mr)
         summary = await mr.run()
         result.summaries.append(summary)
         write_summary_json(_merge(run_dir / "summary.json", result.summaries), run_dir / "summary.json")
+        write_pairs(run_dir)
         if mr.stop_reason:
             result.stopped, result.hint = f"{mr.model}: {mr.stop_reason}", mr.fatal_hint
             break
+    # An interrupted session leaves its ended_at null in the manifest.
+    done = {s["model"]: s for s in result.summaries}
+    finish_manifest(run_dir, {mr.model: model_outcome(mr, done.get(mr.model)) for mr in runs}, stopped=result.stopped)
     return result
 
 

@@ -38,10 +38,21 @@ def run_journals(run_dir: Path | str) -> dict[str, Path]:
     """model -> journal path, for every journal in the run with a header naming its model."""
     out = {}
     for path in sorted((Path(run_dir) / "journal").glob("*.jsonl")):
-        header = read_journal(path).header or {}
+        header = _first_line(path)
+        if header.get("type") != "header":  # not where the runner writes it: read the whole journal
+            header = read_journal(path).header or {}
         if header.get("model"):
             out[header["model"]] = path
     return out
+
+
+def _first_line(path: Path) -> dict:
+    try:
+        with open(path, "rb") as f:
+            obj = json.loads(f.readline())
+        return obj if isinstance(obj, dict) else {}
+    except (OSError, ValueError):
+        return {}
 
 
 def run_model_order(run_dir: Path | str, models: list[str] | None = None) -> list[str]:

@@ -102,7 +102,8 @@ def test_paired_diff_by_hand_formula():
         w2 = scipy_stats.binomtest(a + c, n).proportion_ci(method="wilson")
         e, f, g, h = a + b, c + d, a + c, b + d
         A = a * d - b * c
-        phi = 0.0 if e * f * g * h == 0 else ((A - n / 2) if A > n / 2 else (0 if A >= 0 else A)) / math.sqrt(e * f * g * h)
+        corrected = (A - n / 2) if A > n / 2 else (0 if A >= 0 else A)
+        phi = 0.0 if e * f * g * h == 0 else corrected / math.sqrt(e * f * g * h)
         dl = math.sqrt((p1 - w1.low) ** 2 - 2 * phi * (p1 - w1.low) * (w2.high - p2) + (w2.high - p2) ** 2)
         du = math.sqrt((w1.high - p1) ** 2 - 2 * phi * (w1.high - p1) * (p2 - w2.low) + (p2 - w2.low) ** 2)
         D = (b - c) / n

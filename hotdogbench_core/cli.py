@@ -128,7 +128,6 @@ async def _run(args, models, dataset, settings) -> int:
 
 def cmd_run(args) -> int:
     models = resolve_models(args.models)
-    dataset = load_dataset(args.input, quiet=args.quiet)
     base_url = args.base_url.rstrip("/")
     try:
         key = require_key()
@@ -136,7 +135,8 @@ def cmd_run(args) -> int:
         if not base_url.startswith(LOOPBACK):
             raise
         key = "sk-local-simulator"  # a local simulator needs no real key
-    settings = _settings(args, key, base_url)
+    settings = _settings(args, key, base_url)  # flags are checked before the (maybe large) dataset is read
+    dataset = load_dataset(args.input, quiet=args.quiet)
     return asyncio.run(_run(args, models, dataset, settings))
 
 
@@ -144,6 +144,7 @@ def cmd_demo(args) -> int:
     from .simulator import SimConfig, Simulator, labels_from_parquet
 
     models = resolve_models(args.models)
+    _settings(args, "sk-demo-simulator", "http://127.0.0.1")  # check the flags first
     dataset = load_dataset(args.input, quiet=args.quiet)
     print("DEMO: the answers below come from hotdogbench's built-in simulator, not from real models.", flush=True)
     with Simulator(SimConfig.from_dict(DEMO_SIM), labels=labels_from_parquet(dataset.path)) as sim:

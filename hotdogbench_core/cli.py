@@ -5,6 +5,7 @@ import argparse
 import asyncio
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -34,6 +35,15 @@ class TerminalDisplay:
     def on_model(self, run: ModelRun) -> None:
         self.run = run
 
+    def on_tick(self) -> None:
+        if self.bar is not None and not self.quiet:
+            self.bar.update(self._counters())
+
+    def _counters(self) -> str:
+        lim = self.run.limiter if self.run else None
+        return (f"limit {lim.limit}, in flight {lim.in_flight}, throttles {lim.throttles}, "
+                f"dropped conns {lim.transport_errors}") if lim else ""
+
     def on_event(self, event: Event) -> None:
         if self.quiet:
             return
@@ -43,10 +53,7 @@ class TerminalDisplay:
         elif self.bar is not None and isinstance(event, (PhotoDone, LimitChanged)):
             if isinstance(event, PhotoDone):
                 self.bar.done = event.done
-            lim = self.run.limiter if self.run else None
-            extra = (f"limit {lim.limit}, in flight {lim.in_flight}, throttles {lim.throttles}, "
-                     f"dropped conns {lim.transport_errors}") if lim else ""
-            self.bar.update(extra, force=isinstance(event, PhotoDone) and event.done == event.total)
+            self.bar.update(self._counters(), force=isinstance(event, PhotoDone) and event.done == event.total)
 
     def close(self) -> None:
         if self.bar is not None:
@@ -62,6 +69,8 @@ def _add_run_flags(p: argparse.ArgumentParser, *, demo: bool = False) -> None:
     p.add_argument("--start-concurrency", type=int, default=8, help="in-flight requests to start from")
     p.add_argument("--max-concurrency", type=int, default=256, help="ceiling for the adaptive limit")
     p.add_argument("--request-timeout", type=float, default=120.0, help="seconds before a request counts as dropped")
+    p.add_argument("--max-cost-usd", type=float, default=None,
+                   help="spending cap for the run: no new request once spent + in flight could pass it")
     p.add_argument("--repeats", type=int, default=1, help="ask each photo K times (self-consistency)")
     p.add_argument("--run", default=None, help="run name: results go to OUT/RUN/ (default run_YYYYmmdd_HHMMSS)")
     p.add_argument("--out", default="out", help="results folder (default ./out)")
@@ -98,37 +107,66 @@ def _settings(args, key: str, base_url: str) -> RunSettings:
                        repeats=args.repeats)
 
 
+STOP_GRACE_S = 5.0  # after Ctrl-C, how long requests in flight get to come back (they are paid for)
+
+
 async def _run(args, models, dataset, settings) -> int:
     display = TerminalDisplay(args.quiet)
     run_name = args.run or default_run_name()
-
-    def on_event(event):
-        display.on_event(event)
-
-    print(f"{len(dataset)} photos x {len(models)} models -> {Path(args.out) / run_name}", flush=True)
-    last_model = {}
+    active: list[ModelRun] = []
+    interrupts = 0
 
     def on_model(mr: ModelRun):
-        if last_model:
-            display.close()
-        last_model["m"] = mr
+        display.close()
+        active.append(mr)
         display.on_model(mr)
 
-    result = await run_models(models, dataset, settings, out=args.out, run_name=run_name, resume=args.resume,
-                              on_event=on_event, on_model=on_model)
+    def on_sigint():
+        nonlocal interrupts
+        interrupts += 1
+        grace = STOP_GRACE_S if interrupts == 1 else 0.0
+        for mr in active:
+            mr.stop("interrupted", grace_s=grace)
+        if interrupts == 1:
+            print(f"\nstopping: nothing more is sent; waiting up to {grace:.0f} s for requests in flight "
+                  f"(Ctrl-C again to abandon them)", file=sys.stderr, flush=True)
+
+    async def tick():  # keeps the plain-line display alive when nothing settles (stalls, long back-offs)
+        while True:
+            await asyncio.sleep(1.0)
+            display.on_tick()
+
+    loop = asyncio.get_running_loop()
+    try:
+        loop.add_signal_handler(signal.SIGINT, on_sigint)
+    except (NotImplementedError, RuntimeError):  # not the main thread, or no signals here
+        pass
+    print(f"{len(dataset)} photos x {len(models)} models -> {Path(args.out) / run_name}", flush=True)
+    ticker = asyncio.create_task(tick())
+    try:
+        result = await run_models(models, dataset, settings, out=args.out, run_name=run_name, resume=args.resume,
+                                  on_event=display.on_event, on_model=on_model, max_cost_usd=args.max_cost_usd)
+    finally:
+        ticker.cancel()
+        try:
+            loop.remove_signal_handler(signal.SIGINT)
+        except (NotImplementedError, RuntimeError):
+            pass
     display.close()
     for s in result.summaries:
         print(json.dumps(summary_line(s)), flush=True)
     print(f"wrote {result.run_dir}/summary.json", flush=True)
     if result.stopped:
-        print(f"stopped early: {result.stopped}" + (f"\nhint: {result.hint}" if result.hint else ""), file=sys.stderr)
-        return 3
+        hint = result.hint or "finish it with the same command and --resume"
+        if "interrupted" in result.stopped:
+            hint = f"finish it with: hotdogbench run ... --run {run_name} --resume"
+        print(f"stopped early: {result.stopped}\nhint: {hint}", file=sys.stderr)
+        return 130 if "interrupted" in result.stopped else 3
     return 0
 
 
 def cmd_run(args) -> int:
     models = resolve_models(args.models)
-    dataset = load_dataset(args.input, quiet=args.quiet)
     base_url = args.base_url.rstrip("/")
     try:
         key = require_key()
@@ -136,7 +174,8 @@ def cmd_run(args) -> int:
         if not base_url.startswith(LOOPBACK):
             raise
         key = "sk-local-simulator"  # a local simulator needs no real key
-    settings = _settings(args, key, base_url)
+    settings = _settings(args, key, base_url)  # flags are checked before the (maybe large) dataset is read
+    dataset = load_dataset(args.input, quiet=args.quiet)
     return asyncio.run(_run(args, models, dataset, settings))
 
 
@@ -144,6 +183,7 @@ def cmd_demo(args) -> int:
     from .simulator import SimConfig, Simulator, labels_from_parquet
 
     models = resolve_models(args.models)
+    _settings(args, "sk-demo-simulator", "http://127.0.0.1")  # check the flags first
     dataset = load_dataset(args.input, quiet=args.quiet)
     print("DEMO: the answers below come from hotdogbench's built-in simulator, not from real models.", flush=True)
     with Simulator(SimConfig.from_dict(DEMO_SIM), labels=labels_from_parquet(dataset.path)) as sim:

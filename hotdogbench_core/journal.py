@@ -51,8 +51,12 @@ class Journal:
     def header(self, **info) -> None:
         self._write({"type": "header", **info})
 
+    def start(self) -> None:
+        """A session begins; if it never writes its end (killed), its wall time runs to its last result."""
+        self._write({"type": "start", "at": round(time.time(), 3)})
+
     def result(self, res: Result) -> None:
-        self._write({"type": "result", **res.to_json()})
+        self._write({"type": "result", **res.to_json(), "at": round(time.time(), 3)})
 
     def session(self, **info) -> None:
         self._write({"type": "session", **info})
@@ -77,6 +81,7 @@ def read_journal(path: Path) -> JournalState:
     if not path.exists():
         return state
     lines = path.read_bytes().split(b"\n")
+    open_session: dict | None = None  # a started session: its start time and its latest result time
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -90,9 +95,22 @@ def read_journal(path: Path) -> JournalState:
         if kind == "result":
             res = Result.from_json(obj)
             state.results[res.key] = res
+            if open_session is not None and "at" in obj:
+                open_session["last"] = obj["at"]
+        elif kind == "start":
+            if open_session is not None:
+                state.sessions.append(_killed(open_session))
+            open_session = {"start": obj.get("at", 0.0), "last": obj.get("at", 0.0)}
         elif kind == "session":
             state.sessions.append(obj)
+            open_session = None
         elif kind == "header":
             if state.header is None:
                 state.header = obj
+    if open_session is not None:
+        state.sessions.append(_killed(open_session))
     return state
+
+
+def _killed(session: dict) -> dict:
+    return {"wall_s": round(max(0.0, session["last"] - session["start"]), 3), "stop_reason": "killed"}

@@ -229,13 +229,16 @@ def _write(run_dir: Path | str, manifest: dict) -> Path:
 
 
 def start_manifest(run_dir: Path | str, dataset: Any, settings: Any, models: list[str], *, limiter: Any = None,
-                   now: Callable[[], str] = _now) -> Path:
-    """Write manifest.json as a session starts (keeping an earlier session's start time and models)."""
+                   extra_settings: dict | None = None, now: Callable[[], str] = _now) -> Path:
+    """Write manifest.json as a session starts (keeping an earlier session's start time and models).
+
+    extra_settings: session settings that are not RunSettings (e.g. max_cost_usd), added to "settings"."""
     old = read_manifest(run_dir) or {}
     git = git_info()
     started = now()
     base_url = public_base_url(settings.base_url)
-    public = {**settings.public(), "base_url": base_url} if hasattr(settings, "public") else {"base_url": base_url}
+    public = {**(settings.public() if hasattr(settings, "public") else {}), "base_url": base_url,
+              **(extra_settings or {})}
     photos = getattr(dataset, "photos", [])
     model_info = dict(old.get("models") or {})
     for m in models:

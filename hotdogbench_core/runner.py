@@ -17,6 +17,7 @@ from typing import Callable
 
 import httpx
 
+from .budget import CostBudget
 from .answers import Answer, Failed, Fatal, Outcome, Retry, classify
 from .dataset import Dataset, Photo
 from .journal import Journal, journal_path, read_journal
@@ -106,7 +107,8 @@ class ModelRun:
     """One model over one dataset: live counters for a UI to poll, and the loop that does the work."""
 
     def __init__(self, model: str, dataset: Dataset, settings: RunSettings, run_dir: Path, *,
-                 resume: bool = False, on_event: Callable[[Event], None] | None = None):
+                 resume: bool = False, on_event: Callable[[Event], None] | None = None,
+                 budget: CostBudget | None = None):
         self.model, self.dataset, self.settings = model, dataset, settings
         self.run_dir = Path(run_dir)
         self.on_event = on_event
@@ -119,8 +121,12 @@ class ModelRun:
         self.repeats = settings.repeats
         self.total = len(dataset) * self.repeats
         self.done = 0
+        self.budget = budget
         self.stop_reason: str | None = None
         self.fatal_hint = ""
+        self._grace_s: float | None = None  # after a stop, how long requests in flight may still take
+        self._stop_event = asyncio.Event()
+        self._wake = asyncio.Event()  # an attempt ended, or a stop: the scheduler looks again
         self.started_at: float | None = None
         self.wall_s = 0.0
         self.previous_wall_s = 0.0
@@ -160,10 +166,15 @@ class ModelRun:
             pass
 
     # -- public --------------------------------------------------------------------------------------------
-    def stop(self, reason: str) -> None:
-        """Send nothing more; requests in flight finish and are saved."""
+    def stop(self, reason: str, grace_s: float | None = None) -> None:
+        """Send nothing more. Requests in flight finish and are saved; with grace_s, those still out after that
+        long are abandoned (not journaled, so a resume asks them again)."""
         if self.stop_reason is None:
             self.stop_reason = reason
+        if grace_s is not None:
+            self._grace_s = grace_s if self._grace_s is None else min(self._grace_s, grace_s)
+        self._stop_event.set()
+        self._wake.set()
 
     @property
     def in_flight(self) -> int:
@@ -180,6 +191,7 @@ class ModelRun:
         try:
             if self._journal_path.stat().st_size == 0:
                 self._journal.header(**self._header())
+            self._journal.start()
             self.started_at = time.perf_counter()
             self.limiter.restart_clock()
             await self._schedule(client)
@@ -201,7 +213,6 @@ class ModelRun:
         waiting: list[_Pending] = []  # retries, by the time they may be sent
         tasks: set[asyncio.Task] = set()
         seq = itertools.count()
-        self._wake = asyncio.Event()
         self._waiting, self._seq = waiting, seq
         self._active = 0  # attempts started and not yet finished (the task set lags behind by a callback)
         try:
@@ -229,21 +240,60 @@ class ModelRun:
                     except (asyncio.TimeoutError, TimeoutError):
                         pass
                     continue
-                await self.limiter.acquire()
-                if self.stop_reason is not None:
-                    await self.limiter.release("transport")
+                if not await self._acquire_slot():
                     break
+                reserved = 0.0
+                if self.budget is not None:
+                    decision, reserved = self.budget.reserve(self.model)
+                    if decision != "go":
+                        await self.limiter.release("transport")
+                        if decision == "stop":
+                            self.stop(f"budget: --max-cost-usd {self.budget.max_cost_usd:g} would be passed "
+                                      f"(spent {self.budget.spent_usd:.4f})")
+                            self.fatal_hint = "raise --max-cost-usd, then --resume"
+                            break
+                        heapq.heappush(waiting, item)  # a price probe is out: ask again once it is back
+                        self._wake.clear()
+                        await self._wake.wait()
+                        continue
                 self._active += 1
-                task = asyncio.create_task(self._attempt(client, item))
+                task = asyncio.create_task(self._attempt(client, item, reserved))
                 tasks.add(task)
                 task.add_done_callback(tasks.discard)
-            if tasks:
-                await asyncio.gather(*tasks)
+            await self._drain(tasks)
         finally:
             for t in tasks:
                 t.cancel()
             if tasks:
                 await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _acquire_slot(self) -> bool:
+        """A slot under the limit, unless the run is stopped while waiting for one."""
+        if self.limiter.in_flight < self.limiter.limit:
+            await self.limiter.acquire()  # free now: no need to race the stop
+        else:
+            acquire = asyncio.ensure_future(self.limiter.acquire())
+            stopped = asyncio.ensure_future(self._stop_event.wait())
+            await asyncio.wait({acquire, stopped}, return_when=asyncio.FIRST_COMPLETED)
+            stopped.cancel()
+            if not acquire.done():
+                acquire.cancel()
+                await asyncio.gather(acquire, return_exceptions=True)
+            if acquire.cancelled():
+                return False
+        if self.stop_reason is not None:
+            await self.limiter.release("transport")
+            return False
+        return True
+
+    async def _drain(self, tasks: set[asyncio.Task]) -> None:
+        """Let requests in flight finish (they are paid for), or give them the grace a stop allowed."""
+        while self._active:
+            if self._grace_s is not None:
+                await asyncio.wait(set(tasks), timeout=self._grace_s)
+                return
+            self._wake.clear()
+            await self._wake.wait()
 
     def _work(self):
         """(photo, repeat) pairs still to ask, streamed from the file."""
@@ -275,14 +325,17 @@ class ModelRun:
         latency = time.perf_counter() - t0
         return classify(response.status_code, response.headers, b"".join(chunks), decisions=self.decisions), latency
 
-    async def _attempt(self, client: httpx.AsyncClient, item: _Pending) -> None:
+    async def _attempt(self, client: httpx.AsyncClient, item: _Pending, reserved: float = 0.0) -> None:
         try:
-            await self._attempt_once(client, item)
+            cost = await self._attempt_once(client, item)
+            if self.budget is not None:
+                self.budget.settle(self.model, reserved, cost)
         finally:
             self._active -= 1
             self._wake.set()
 
-    async def _attempt_once(self, client: httpx.AsyncClient, item: _Pending) -> None:
+    async def _attempt_once(self, client: httpx.AsyncClient, item: _Pending) -> float | None:
+        """One request for one photo; returns what it cost, where the provider said."""
         res = item.result
         res.in_flight_at_send, res.limit_at_send = self.limiter.in_flight, self.limiter.limit
         try:
@@ -316,7 +369,8 @@ class ModelRun:
             else:
                 res.error = outcome.error
             self._settle(res)
-        self._wake.set()
+            return outcome.cost_usd if isinstance(outcome, Answer) else None
+        return None
 
     def _settle(self, res: Result) -> None:
         self._journal.result(res)  # durable first: only then does it count as done

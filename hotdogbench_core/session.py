@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from .budget import CostBudget
 from .dataset import Dataset
 from .results import write_summary_json
 from .run_files import finish_manifest, model_outcome, start_manifest, write_pairs
@@ -36,15 +37,20 @@ def _merge(path: Path, summaries: list[dict]) -> list[dict]:
 async def run_models(models: list[str], dataset: Dataset, settings: RunSettings, *, out: Path | str = "out",
                      run_name: str | None = None, resume: bool = False,
                      on_event: Callable[[Event], None] | None = None,
-                     on_model: Callable[[ModelRun], None] | None = None) -> RunResult:
+                     on_model: Callable[[ModelRun], None] | None = None,
+                     max_cost_usd: float | None = None) -> RunResult:
     """Run each model in turn (their timings must not interfere) and write parquet, summary.json and pairs.json
     after each; manifest.json when the session starts and when it ends."""
     run_dir = Path(out) / (run_name or default_run_name())
     run_dir.mkdir(parents=True, exist_ok=True)
     # Check every model can start (resume rules) before any request is sent.
-    runs = [ModelRun(m, dataset, settings, run_dir, resume=resume, on_event=on_event) for m in models]
+    budget = CostBudget(max_cost_usd) if max_cost_usd is not None else None
+    runs = [ModelRun(m, dataset, settings, run_dir, resume=resume, on_event=on_event, budget=budget) for m in models]
+    if budget is not None:  # what earlier sessions of this run spent counts too
+        budget.spent_usd = sum(r.cost_usd or 0.0 for mr in runs for r in mr.results.values())
     result = RunResult(run_dir)
-    start_manifest(run_dir, dataset, settings, models, limiter=runs[0].limiter if runs else None)
+    start_manifest(run_dir, dataset, settings, models, limiter=runs[0].limiter if runs else None,
+                   extra_settings={"max_cost_usd": max_cost_usd})
     for mr in runs:
         if on_model:
             on_model(mr)

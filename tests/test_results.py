@@ -51,3 +51,15 @@ def test_journal_damage_in_the_middle_is_an_error(tmp_path):
     p.write_text('{"type":"header"}\nnot json\n{"type":"session","wall_s":1}\n')
     with pytest.raises(JournalError, match="line 2"):
         read_journal(p)
+
+
+def test_killed_session_wall_runs_to_its_last_result(tmp_path):
+    p = tmp_path / "m.jsonl"
+    p.write_text('{"type":"header"}\n{"type":"start","at":100.0}\n'
+                 '{"type":"result","id":1,"open_images_id":null,"category":"c","is_hot_dog":true,"at":103.5}\n'
+                 '{"type":"start","at":200.0}\n'
+                 '{"type":"result","id":2,"open_images_id":null,"category":"c","is_hot_dog":true,"at":201.0}\n'
+                 '{"type":"session","wall_s":4.25}\n')
+    st = read_journal(p)
+    assert [s["wall_s"] for s in st.sessions] == [3.5, 4.25]
+    assert st.sessions[0]["stop_reason"] == "killed"

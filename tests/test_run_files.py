@@ -234,6 +234,7 @@ def test_two_models_three_repeats_over_http(table, tmp_path):
         assert m["outcomes"][model]["done"] == m["outcomes"][model]["total"] == 93
     assert m["base_url"] == base_url
     assert m["settings"]["repeats"] == 3 and m["settings"]["max_concurrency"] == 256
+    assert "max_cost_usd" in m["settings"] and m["settings"]["max_cost_usd"] is None
     assert m["limiter"]["start_concurrency"] == 8 and m["limiter"]["policy"]
     assert m["hotdogbench_version"] == __version__
     assert m["python"]["version"] and m["packages"]["polars"] == pl.__version__

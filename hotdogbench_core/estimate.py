@@ -59,6 +59,22 @@ def fetch_pricing(base_url: str, *, timeout: float = 5.0, use_cache: bool = True
     return prices
 
 
+def pricing_for(target: str, base_url: str | None = None, sim_config=None) -> dict[str, dict[str, float]]:
+    """Prices where a run would go: OpenRouter, another base URL, or a short-lived simulator's /v1/models."""
+    if target == "simulator":
+        from .simulator import Simulator
+
+        with Simulator(sim_config) as sim:
+            return fetch_pricing(sim.base_url, use_cache=False)
+    from .runner import DEFAULT_BASE_URL
+
+    if target == "openrouter":
+        return fetch_pricing(DEFAULT_BASE_URL)
+    if not base_url:
+        raise PricingUnavailable("no base URL given")
+    return fetch_pricing(base_url)
+
+
 @dataclass(frozen=True)
 class TokenGuess:
     prompt: float

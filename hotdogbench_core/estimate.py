@@ -64,8 +64,14 @@ def pricing_for(target: str, base_url: str | None = None, sim_config=None) -> di
     if target == "simulator":
         from .simulator import Simulator
 
+        plain = sim_config is None or not sim_config.extra_models  # prices then come from the registry alone
+        if plain and "simulator" in _CACHE:
+            return _CACHE["simulator"]
         with Simulator(sim_config) as sim:
-            return fetch_pricing(sim.base_url, use_cache=False)
+            prices = fetch_pricing(sim.base_url, use_cache=False)
+        if plain:
+            _CACHE["simulator"] = prices
+        return prices
     from .runner import DEFAULT_BASE_URL
 
     if target == "openrouter":

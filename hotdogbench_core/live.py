@@ -147,6 +147,7 @@ class RunPlan:
     sim_config: object | None = None  # a SimConfig, target "simulator" only
     start_concurrency: int = 8
     max_concurrency: int = 256
+    resume: bool = False  # finish an interrupted run of this name: ask only photos without a result
 
     def __post_init__(self):
         if self.target not in TARGETS:
@@ -161,6 +162,8 @@ class RunPlan:
             raise ValueError("the run name must be a plain folder name")
         RunSettings(api_key="", start_concurrency=self.start_concurrency, max_concurrency=self.max_concurrency)
         self.out = Path(self.out)
+        if not self.resume and (self.run_dir / "journal").is_dir():
+            raise ValueError(f"{self.run_dir} already holds a run: choose another run name, or resume it")
 
     @property
     def run_dir(self) -> Path:
@@ -190,10 +193,10 @@ async def run_plan(plan: RunPlan, live: LiveRun | None = None) -> RunResult:
         config = plan.sim_config or SimConfig.from_dict(DEMO_SIM)
         async with Simulator(config, labels=labels_from_parquet(plan.dataset.path)) as sim:
             return await run_models(plan.models, plan.dataset, settings("sk-local-simulator", sim.base_url),
-                                    out=plan.out, run_name=plan.run_name, **hooks)
+                                    out=plan.out, run_name=plan.run_name, resume=plan.resume, **hooks)
     base_url = DEFAULT_BASE_URL if plan.target == "openrouter" else plan.base_url.rstrip("/")
     key = find_key() or ("sk-local-simulator" if base_url.startswith(LOOPBACK) else "")
     if not key:
         raise ValueError(f"no key for {base_url}: set OPENROUTER_API_KEY or put it in ./.env")
     return await run_models(plan.models, plan.dataset, settings(key, base_url), out=plan.out,
-                            run_name=plan.run_name, **hooks)
+                            run_name=plan.run_name, resume=plan.resume, **hooks)

@@ -132,13 +132,15 @@ def _(args):
     start_conc = mo.ui.number(start=1, stop=4096, value=args.start_concurrency, label="Start concurrency")
     max_conc = mo.ui.number(start=1, stop=4096, value=args.max_concurrency, label="Max concurrency")
     run_name = mo.ui.text(value=args.run or default_run_name(), label="Run name")
+    resume_box = mo.ui.checkbox(label="Resume: finish an interrupted run of this name")
     mo.vstack([mo.md("## 4. Run settings"), mo.hstack([start_conc, max_conc, run_name], justify="start"),
-               mo.md(f"Results go to `{args.out}/<run name>/`.")])
-    return max_conc, run_name, start_conc
+               resume_box, mo.md(f"Results go to `{args.out}/<run name>/`.")])
+    return max_conc, resume_box, run_name, start_conc
 
 
 @app.cell(hide_code=True)
-def _(args, base_url_box, chosen, dataset, max_conc, models_error, run_name, sim_knobs, start_conc, target):
+def _(args, base_url_box, chosen, dataset, max_conc, models_error, resume_box, run_name, sim_knobs, start_conc,
+      target):
     try:
         if dataset is None:
             raise ValueError("choose a photo table first")
@@ -147,7 +149,8 @@ def _(args, base_url_box, chosen, dataset, max_conc, models_error, run_name, sim
         plan = RunPlan(models=chosen, dataset=dataset, target=target.value, out=args.out,
                        run_name=run_name.value.strip(), base_url=base_url_box.value.strip() or None,
                        sim_config=nbargs.sim_config(sim_knobs.value) if target.value == "simulator" else None,
-                       start_concurrency=int(start_conc.value), max_concurrency=int(max_conc.value))
+                       start_concurrency=int(start_conc.value), max_concurrency=int(max_conc.value),
+                       resume=resume_box.value)
         plan_error = None
     except (ValueError, TypeError) as _e:
         plan, plan_error = None, str(_e)

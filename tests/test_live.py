@@ -154,3 +154,15 @@ def test_thumbnails():
     assert small.startswith("data:image/jpeg;base64,") and len(small) < len(buf.getvalue())
     assert image_data_uri(b"\xff\xd8\xffnot really").startswith("data:image/jpeg;base64,")  # unreadable: as is
     assert thumbnails(None, [1]) == {}
+
+
+def test_plan_refuses_an_existing_run_unless_resumed(small, tmp_path):
+    plan = RunPlan(["typesafe/jev-1.14"], small, "simulator", tmp_path, "r", sim_config=SimConfig(latency_s=0.0))
+    asyncio.run(run_plan(plan))
+    with pytest.raises(ValueError, match="already holds a run"):
+        RunPlan(["typesafe/jev-1.14"], small, "simulator", tmp_path, "r")
+    again = RunPlan(["typesafe/jev-1.14"], small, "simulator", tmp_path, "r", resume=True,
+                    sim_config=SimConfig(latency_s=0.0))
+    live = LiveRun(again.models, again.requests_per_model)
+    result = asyncio.run(run_plan(again, live))
+    assert result.summaries[0]["photos"] == 12 and live.rows()[0]["done"] == len(small)  # nothing left to ask

@@ -59,11 +59,12 @@ def accuracy_bars(lb: pl.DataFrame, title: str = "Accuracy") -> alt.Chart | None
         return None
     base = alt.Chart(lb).encode(y=alt.Y("label:N", sort="-x", title=None))
     bars = base.mark_bar(color="#4c6ef5").encode(
-        x=alt.X("accuracy:Q", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")),
+        x=alt.X("accuracy:Q", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%"), title="accuracy"),
         tooltip=["label", alt.Tooltip("accuracy:Q", format=".1%"), "photos", "unanswered"])
     layers = [bars]
     if _has(lb, "accuracy_lo", "accuracy_hi"):
-        layers.append(base.mark_rule(color="black").encode(x="accuracy_lo:Q", x2="accuracy_hi:Q"))
+        layers.append(base.mark_rule(color="black").encode(x=alt.X("accuracy_lo:Q", title="accuracy"),
+                                                           x2=alt.X2("accuracy_hi:Q", title="accuracy")))
     return alt.layer(*layers).properties(width=WIDTH - 160, height=_height(lb, "label"), title=title)
 
 
@@ -74,7 +75,7 @@ def cost_vs_accuracy(lb: pl.DataFrame, title: str = "Cost against accuracy") -> 
         return None
     base = alt.Chart(df).encode(
         x=alt.X("cost_per_1000_photos_usd:Q", title="USD per 1000 photos"),
-        y=alt.Y("accuracy:Q", axis=alt.Axis(format="%"), scale=alt.Scale(zero=False)))
+        y=alt.Y("accuracy:Q", axis=alt.Axis(format="%"), scale=alt.Scale(zero=False), title="accuracy"))
     points = base.mark_point(size=90, filled=True).encode(
         color=alt.Color("label:N", title=None),
         tooltip=["label", alt.Tooltip("accuracy:Q", format=".1%"), alt.Tooltip("cost_per_1000_photos_usd:Q",
@@ -82,7 +83,8 @@ def cost_vs_accuracy(lb: pl.DataFrame, title: str = "Cost against accuracy") -> 
     names = base.mark_text(align="left", dx=7, fontSize=10).encode(text="label:N")
     layers = [points, names]
     if _has(df, "accuracy_lo", "accuracy_hi"):
-        layers.insert(0, base.mark_rule(color="#868e96").encode(y="accuracy_lo:Q", y2="accuracy_hi:Q"))
+        layers.insert(0, base.mark_rule(color="#868e96").encode(y=alt.Y("accuracy_lo:Q", title="accuracy"),
+                                                                y2=alt.Y2("accuracy_hi:Q", title="accuracy")))
     return alt.layer(*layers).properties(width=WIDTH - 120, height=280, title=title)
 
 

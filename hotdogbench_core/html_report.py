@@ -23,15 +23,16 @@ body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:24p
      color:#212529;padding:0 16px}
 h1{margin-bottom:4px} h2{margin-top:36px;border-bottom:1px solid #dee2e6;padding-bottom:4px}
 .meta{color:#495057} .note{background:#fff3bf;padding:8px 12px;border-radius:6px}
-table{border-collapse:collapse;font-size:13px;margin:8px 0} th,td{padding:4px 8px;border-bottom:1px solid #e9ecef}
-th{background:#f1f3f5;text-align:left} td.n{text-align:right;font-variant-numeric:tabular-nums}
 figure{margin:16px 0} figure svg{max-width:100%;height:auto}
-.gallery{display:flex;flex-wrap:wrap;gap:10px}
-.card{border:1px solid #dee2e6;border-radius:6px;padding:6px;width:180px;font-size:12px}
-.card img{width:100%;height:120px;object-fit:contain;background:#f8f9fa}
-.card .noimg{height:120px;display:flex;align-items:center;justify-content:center;background:#f8f9fa;color:#868e96}
-.ok{color:#2b8a3e} .bad{color:#c92a2a;font-weight:600} .none{color:#868e96}
 """
+
+
+# Inline styles: the same fragments are shown inside marimo, where the report's stylesheet is absent.
+TABLE = 'style="border-collapse:collapse;font-size:13px;margin:8px 0"'
+TH = 'style="padding:4px 8px;text-align:left;background:#f1f3f5;white-space:nowrap"'
+TD = 'style="padding:4px 8px;border-bottom:1px solid #e9ecef"'
+TDN = 'style="padding:4px 8px;border-bottom:1px solid #e9ecef;text-align:right;font-variant-numeric:tabular-nums"'
+TONE = {"ok": "color:#2b8a3e", "bad": "color:#c92a2a;font-weight:600", "none": "color:#868e96"}
 
 
 def _num(v, fmt: str) -> str:
@@ -43,8 +44,15 @@ def _num(v, fmt: str) -> str:
 def _pct_ci(v, lo, hi) -> str:
     text = _num(v, ".1%")
     if lo is not None and hi is not None:
-        text += f" <span class=meta>[{lo:.1%}–{hi:.1%}]</span>"
+        text += f'<br><small style="color:#495057;white-space:nowrap">[{lo:.1%}–{hi:.1%}]</small>'
     return text
+
+
+def _table(head: list[str], rows: list[list[str]], cls: str = "", numeric_from: int = 1) -> str:
+    th = "".join(f"<th {TH}>{h}</th>" for h in head)
+    body = "".join("<tr>" + "".join(f"<td {TDN if i >= numeric_from else TD}>{c}</td>" for i, c in enumerate(r))
+                   + "</tr>" for r in rows)
+    return f"<table class='{cls}' {TABLE}><tr>{th}</tr>{body}</table>"
 
 
 def leaderboard_html(lb: pl.DataFrame) -> str:
@@ -52,51 +60,55 @@ def leaderboard_html(lb: pl.DataFrame) -> str:
             "p95 latency s", "USD per 1000 photos", "photos/s", "throttles"]
     rows = []
     for r in lb.iter_rows(named=True):
-        cells = [html.escape(r["label"]) + (f" <span class=bad>(stopped: {html.escape(r['stopped'])})</span>"
-                                            if r["stopped"] else ""),
-                 _num(r["photos"], "d"), _pct_ci(r["accuracy"], r["accuracy_lo"], r["accuracy_hi"]),
-                 _pct_ci(r["balanced_accuracy"], r["balanced_accuracy_lo"], r["balanced_accuracy_hi"]),
-                 _num(r["unanswered"], "d"), _num(r["errors"], "d"), _num(r["latency_p50_s"], ".3f"),
-                 _num(r["latency_p95_s"], ".3f"), _num(r["cost_per_1000_photos_usd"], ".3f"),
-                 _num(r["photos_per_s"], ".2f"), _num(r["throttles"], "d")]
-        rows.append("<tr>" + "".join(f"<td{'' if i == 0 else ' class=n'}>{c}</td>" for i, c in enumerate(cells))
-                    + "</tr>")
-    return ("<table class=leaderboard><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>"
-            + "".join(rows) + "</table>")
+        stopped = f"<br><small style='{TONE['bad']}'>stopped: {html.escape(r['stopped'])}</small>" \
+            if r["stopped"] else ""
+        rows.append([html.escape(r["label"]) + stopped, _num(r["photos"], "d"),
+                     _pct_ci(r["accuracy"], r["accuracy_lo"], r["accuracy_hi"]),
+                     _pct_ci(r["balanced_accuracy"], r["balanced_accuracy_lo"], r["balanced_accuracy_hi"]),
+                     _num(r["unanswered"], "d"), _num(r["errors"], "d"), _num(r["latency_p50_s"], ".3f"),
+                     _num(r["latency_p95_s"], ".3f"), _num(r["cost_per_1000_photos_usd"], ".3f"),
+                     _num(r["photos_per_s"], ".2f"), _num(r["throttles"], "d")])
+    return _table(head, rows, "leaderboard")
 
 
 def frame_html(df: pl.DataFrame, floats: str = ".4g") -> str:
-    """Any small frame as a plain table."""
+    """Any small frame as a plain table (text left, numbers right)."""
     def cell(v):
         if isinstance(v, float):
-            return f"<td class=n>{v:,.0f}</td>" if abs(v) >= 1000 else f"<td class=n>{v:{floats}}</td>"
-        return f"<td{' class=n' if isinstance(v, int) else ''}>{html.escape('–' if v is None else str(v))}</td>"
-    return ("<table><tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in df.columns) + "</tr>"
-            + "".join("<tr>" + "".join(cell(v) for v in row) + "</tr>" for row in df.iter_rows()) + "</table>")
+            return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:{floats}}"
+        return html.escape("–" if v is None else str(v))
+    numeric = [dt.is_numeric() for dt in df.dtypes]
+    th = "".join(f"<th {TH}>{html.escape(c)}</th>" for c in df.columns)
+    body = "".join("<tr>" + "".join(f"<td {TDN if numeric[i] else TD}>{cell(v)}</td>" for i, v in enumerate(row))
+                   + "</tr>" for row in df.iter_rows())
+    return f"<table {TABLE}><tr>{th}</tr>{body}</table>"
 
 
 def _answer(v, truth) -> str:
     if v is None:
-        return "<span class=none>no answer</span>"
+        return f"<span style='{TONE['none']}'>no answer</span>"
     word = "hot dog" if v else "not hot dog"
     if truth is None:
         return word
-    return f"<span class={'ok' if v == truth else 'bad'}>{word}</span>"
+    return f"<span style='{TONE['ok' if v == truth else 'bad']}'>{word}</span>"
 
 
 def gallery_html(rows: list[dict], thumbs: dict[int, str], scored: bool = True) -> str:
     """Cards: the photo, its label, and each model's answer (wrong ones in red)."""
+    card = ("border:1px solid #dee2e6;border-radius:6px;padding:6px;width:190px;font-size:12px;line-height:1.4;"
+            "overflow-wrap:anywhere")
+    pic = "width:100%;height:120px;object-fit:contain;background:#f8f9fa;display:block"
     cards = []
     for r in rows:
-        img = (f'<img alt="photo {r["id"]}" src="{thumbs[r["id"]]}">' if r["id"] in thumbs
-               else '<div class=noimg>no image</div>')
+        img = (f'<img alt="photo {r["id"]}" src="{thumbs[r["id"]]}" style="{pic}">' if r["id"] in thumbs
+               else f'<div style="{pic};line-height:120px;text-align:center;color:#868e96">no image</div>')
         truth = r.get("is_hot_dog") if scored else None
         head = f"#{r['id']} · {html.escape(str(r['category']))}"
         if scored:
             head += f" · {'hot dog' if truth else 'not hot dog'}"
         answers = "".join(f"<div>{html.escape(m)}: {_answer(v, truth)}</div>" for m, v in r["answers"].items())
-        cards.append(f"<div class=card>{img}<div><b>{head}</b></div>{answers}</div>")
-    return "<div class=gallery>" + "".join(cards) + "</div>"
+        cards.append(f'<div class="card" style="{card}">{img}<div><b>{head}</b></div>{answers}</div>')
+    return '<div class="gallery" style="display:flex;flex-wrap:wrap;gap:10px">' + "".join(cards) + "</div>"
 
 
 def thumb_strip_html(items: list[tuple[int, str, str]]) -> str:
@@ -142,7 +154,7 @@ def build_offline_report(runs: list[rp.RunData], dataset: str | Path | None = No
     parts += ["<h2>Charts</h2>"] + [f"<figure title='{html.escape(t)}'>{svg}</figure>" for t, svg in chart_svgs(runs)]
     pairs = rp.pairs_frame(runs)
     if pairs.height:
-        parts += ["<h2>Pairs (McNemar)</h2>", frame_html(pairs)]
+        parts += ["<h2>Pairs (McNemar)</h2>", frame_html(pairs.filter(pl.col("given")).drop("given"))]
     prov = rp.providers_frame(runs)
     if prov.height:
         parts += ["<h2>By provider</h2>", frame_html(prov)]

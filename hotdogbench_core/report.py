@@ -198,7 +198,8 @@ def latency_by_in_flight(runs: list[RunData], bins: int = 8) -> pl.DataFrame:
 
 
 def pairs_frame(runs: list[RunData]) -> pl.DataFrame:
-    """Every ordered pair (a, b) from the runs' pairs.json, mirrored so the matrix is full: a - b accuracy."""
+    """Every pair (a, b) from the runs' pairs.json and its mirror (b, a), so the matrix is full: accuracy a - b.
+    `given` marks the rows as written in pairs.json (a table shows those; the matrix shows all)."""
     rows = []
     multi = len(runs) > 1
     for run in runs:
@@ -212,13 +213,15 @@ def pairs_frame(runs: list[RunData]) -> pl.DataFrame:
             lo, hi = _ci(p.get("accuracy_diff_ci95"))
             base = {"mcnemar_p": p.get("mcnemar_p"), "both_answered": p.get("both_answered")}
             rows.append({"a": a, "b": b, "accuracy_diff": diff, "lo": lo, "hi": hi, **base,
-                         "a_only_right": p.get("only_a_right"), "b_only_right": p.get("only_b_right")})
+                         "a_only_right": p.get("only_a_right"), "b_only_right": p.get("only_b_right"),
+                         "given": True})
             rows.append({"a": b, "b": a, "accuracy_diff": None if diff is None else -diff,
                          "lo": None if hi is None else -hi, "hi": None if lo is None else -lo, **base,
-                         "a_only_right": p.get("only_b_right"), "b_only_right": p.get("only_a_right")})
+                         "a_only_right": p.get("only_b_right"), "b_only_right": p.get("only_a_right"),
+                         "given": False})
     schema = {"a": pl.String, "b": pl.String, "accuracy_diff": pl.Float64, "lo": pl.Float64, "hi": pl.Float64,
               "mcnemar_p": pl.Float64, "both_answered": pl.Int64, "a_only_right": pl.Int64,
-              "b_only_right": pl.Int64}
+              "b_only_right": pl.Int64, "given": pl.Boolean}
     return pl.DataFrame(rows, schema=schema, orient="row" if not rows else None)
 
 

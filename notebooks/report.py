@@ -88,7 +88,7 @@ def _(runs):
     mo.vstack([x for x in (
         mo.md("## Pairs and providers"),
         charts.pairs_heatmap(_pairs) if _pairs.height else None,
-        mo.Html(frame_html(_pairs)) if _pairs.height else None,
+        mo.Html(frame_html(_pairs.filter(_pairs["given"]).drop("given"))) if _pairs.height else None,
         mo.Html(frame_html(_prov)) if _prov.height else None,
     ) if x is not None])
     return

@@ -158,6 +158,9 @@ def build_offline_report(runs: list[rp.RunData], dataset: str | Path | None = No
     prov = rp.providers_frame(runs)
     if prov.height:
         parts += ["<h2>By provider</h2>", frame_html(prov)]
+    extras = rp.extras_frame(runs)
+    if extras.height:
+        parts += ["<h2>Other measures</h2>", frame_html(extras)]
     wrong, bonus = rp.gallery_rows(runs, gallery_limit), rp.bonus_rows(runs)
     path = rp.find_dataset(runs[0], rp.dataset_candidates(data_dir), explicit=dataset)
     thumbs = thumbnails(path, [r["id"] for r in wrong + bonus]) if path else {}

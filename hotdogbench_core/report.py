@@ -242,6 +242,22 @@ def providers_frame(runs: list[RunData]) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=schema, orient="row" if not rows else None)
 
 
+EXTRA_KEYS = ("self_consistency",)  # written by other tools; shown as recorded when present
+
+
+def extras_frame(runs: list[RunData], keys: tuple[str, ...] = EXTRA_KEYS) -> pl.DataFrame:
+    """label, measure, value: summary keys this report has no chart for, as recorded (JSON for nested values)."""
+    rows = []
+    for _, s, label in _labelled(runs):
+        for k in keys:
+            if s.get(k) is not None:
+                v = s[k]
+                rows.append({"label": label, "measure": k,
+                             "value": f"{v:.4g}" if isinstance(v, float) else json.dumps(v, sort_keys=True)})
+    return pl.DataFrame(rows, schema={"label": pl.String, "measure": pl.String, "value": pl.String},
+                        orient="row" if not rows else None)
+
+
 def _verdicts(runs: list[RunData]) -> tuple[pl.DataFrame, list[str]]:
     """id, category, is_hot_dog, scored, and one column per label: the model's answer (majority over repeats)."""
     base, labels = None, []

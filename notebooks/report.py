@@ -83,13 +83,14 @@ def _(runs):
 
 @app.cell(hide_code=True)
 def _(runs):
-    _pairs, _prov = rp.pairs_frame(runs), rp.providers_frame(runs)
-    mo.stop(not _pairs.height and not _prov.height)
+    _pairs, _prov, _extras = rp.pairs_frame(runs), rp.providers_frame(runs), rp.extras_frame(runs)
+    mo.stop(not (_pairs.height or _prov.height or _extras.height))
     mo.vstack([x for x in (
-        mo.md("## Pairs and providers"),
+        mo.md("## Pairs, providers and other measures"),
         charts.pairs_heatmap(_pairs) if _pairs.height else None,
         mo.Html(frame_html(_pairs.filter(_pairs["given"]).drop("given"))) if _pairs.height else None,
         mo.Html(frame_html(_prov)) if _prov.height else None,
+        mo.Html(frame_html(_extras)) if _extras.height else None,
     ) if x is not None])
     return
 

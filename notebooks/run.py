@@ -257,6 +257,7 @@ def _(board, run_data):
                mo.download(data=_summary.read_bytes(), filename="summary.json", mimetype="application/json",
                            label="Download summary.json"),
                mo.md(f"Written to `{_summary}`. Compare runs: `uv run marimo edit notebooks/report.py`.")])
+    print(f"wrote {_summary}")
     return
 
 

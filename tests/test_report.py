@@ -72,6 +72,8 @@ def test_cis_and_providers_used_when_present(sim_copy):
     s = summaries[0]
     s["accuracy_ci95"], s["balanced_accuracy_ci95"] = [0.8, 0.95], [0.75, 0.9]
     s["accuracy_by_category_ci95"] = {c: [0.5, 1.0] for c in s["accuracy_by_category"]}
+    s["self_consistency"] = {"agreement": 0.97}
+    summaries[1]["self_consistency"] = 0.912345
     s["by_provider"] = {"simulator": {"photos": 64, "answered": 64, "accuracy": 0.9, "accuracy_ci95": [0.8, 0.95],
                                       "latency_p50_s": 0.01, "latency_p95_s": 0.02, "cost_usd": 0.001}}
     path.write_text(json.dumps(summaries))
@@ -82,6 +84,9 @@ def test_cis_and_providers_used_when_present(sim_copy):
     assert cat["lo"].to_list() == [0.5] * cat.height
     prov = rp.providers_frame(runs)
     assert prov.height == 1 and prov.row(0, named=True)["provider"] == "simulator"
+    extras = rp.extras_frame(runs)
+    assert extras["value"].to_list() == ['{"agreement": 0.97}', "0.9123"]
+    assert rp.extras_frame([rp.RunData("x", sim_copy, [{"model": "m/a"}])]).height == 0
     spec = charts.accuracy_bars(rp.leaderboard(runs)).to_dict()
     assert any(layer["mark"]["type"] == "rule" for layer in spec["layer"])  # error bars drawn
 

@@ -19,7 +19,7 @@ from .thumbs import thumbnails
 OFFLINE_NAME = "report_offline.html"
 
 CSS = """
-body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:24px auto;max-width:1100px;
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:24px auto;max-width:1240px;
      color:#212529;padding:0 16px}
 h1{margin-bottom:4px} h2{margin-top:36px;border-bottom:1px solid #dee2e6;padding-bottom:4px}
 .meta{color:#495057} .note{background:#fff3bf;padding:8px 12px;border-radius:6px}
@@ -52,7 +52,7 @@ def _table(head: list[str], rows: list[list[str]], cls: str = "", numeric_from: 
     th = "".join(f"<th {TH}>{h}</th>" for h in head)
     body = "".join("<tr>" + "".join(f"<td {TDN if i >= numeric_from else TD}>{c}</td>" for i, c in enumerate(r))
                    + "</tr>" for r in rows)
-    return f"<table class='{cls}' {TABLE}><tr>{th}</tr>{body}</table>"
+    return f"<div style='overflow-x:auto'><table class='{cls}' {TABLE}><tr>{th}</tr>{body}</table></div>"
 
 
 def leaderboard_html(lb: pl.DataFrame) -> str:
@@ -81,7 +81,7 @@ def frame_html(df: pl.DataFrame, floats: str = ".4g") -> str:
     th = "".join(f"<th {TH}>{html.escape(c)}</th>" for c in df.columns)
     body = "".join("<tr>" + "".join(f"<td {TDN if numeric[i] else TD}>{cell(v)}</td>" for i, v in enumerate(row))
                    + "</tr>" for row in df.iter_rows())
-    return f"<table {TABLE}><tr>{th}</tr>{body}</table>"
+    return f"<div style='overflow-x:auto'><table {TABLE}><tr>{th}</tr>{body}</table></div>"
 
 
 def _answer(v, truth) -> str:

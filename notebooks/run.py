@@ -253,11 +253,11 @@ def _(board, run_data):
 @app.cell(hide_code=True)
 def _(board, run_data):
     _summary = run_data.path / "summary.json"
+    print(f"wrote {_summary}")
     mo.vstack([mo.md("### Summary"), board,
                mo.download(data=_summary.read_bytes(), filename="summary.json", mimetype="application/json",
                            label="Download summary.json"),
                mo.md(f"Written to `{_summary}`. Compare runs: `uv run marimo edit notebooks/report.py`.")])
-    print(f"wrote {_summary}")
     return
 
 

@@ -93,6 +93,11 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("folder")
     build.add_argument("-o", "--output", required=True, help="the parquet file to write")
     build.add_argument("--per-group", type=int, default=25, help="photos per category (0: all)")
+    rep = sub.add_parser("report", help="write a self-contained HTML report of runs (opens offline)")
+    rep.add_argument("--out", default="out", help="results folder (default ./out)")
+    rep.add_argument("--run", action="append", required=True, help="run name; repeat to compare runs")
+    rep.add_argument("--input", default=None, help="the photo table, for thumbnails (default: found by its digest)")
+    rep.add_argument("-o", "--output", default=None, help="the HTML file (default OUT/RUN/report_offline.html)")
     sim = sub.add_parser("simulate", help="serve the OpenRouter-compatible simulator on 127.0.0.1")
     sim.add_argument("--port", type=int, default=8000)
     sim.add_argument("--host", default="127.0.0.1")
@@ -203,6 +208,14 @@ def cmd_build(args) -> int:
     return 0
 
 
+def cmd_report(args) -> int:
+    from .html_report import write_offline_report
+
+    names = [n.strip() for r in args.run for n in r.split(",") if n.strip()]
+    print(f"wrote {write_offline_report(args.out, names, dataset=args.input, path=args.output)}")
+    return 0
+
+
 def cmd_simulate(args) -> int:
     from .simulator import SimConfig, labels_from_parquet, serve_forever
 
@@ -217,7 +230,8 @@ def cmd_simulate(args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    handlers = {"run": cmd_run, "demo": cmd_demo, "build-dataset": cmd_build, "simulate": cmd_simulate}
+    handlers = {"run": cmd_run, "demo": cmd_demo, "build-dataset": cmd_build, "report": cmd_report,
+                "simulate": cmd_simulate}
     try:
         return handlers[args.command](args)
     except (DatasetError, UnknownModelError, MissingKeyError, RunError, ValueError) as e:

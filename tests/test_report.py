@@ -29,7 +29,7 @@ def test_list_and_load(sim_out, tmp_path):
     assert run.models == MODELS and set(run.frames) == set(MODELS)
     assert all(f.height == 66 for f in run.frames.values())
     assert run.dataset_sha256 == rp.file_sha256(SAMPLE)
-    assert run.pairs is None
+    assert [(p["a"], p["b"]) for p in run.pairs] == [(MODELS[0], MODELS[1])]  # pairs.json, read back
     with pytest.raises(rp.RunNotFound, match=f"runs under .*: {RUN}"):
         rp.load_run(sim_out, "nope")
 
@@ -54,7 +54,8 @@ def test_leaderboard_is_the_summaries(sim_out):
                   "cost_per_1000_photos_usd", "photos_per_s"):
             assert r[k] == s[k], k
         assert r["throttles"] == s["concurrency"]["throttles"]
-        assert r["label"] == r["model"] and r["accuracy_lo"] is None  # no CI recorded: no bounds
+        assert r["label"] == r["model"]
+        assert [r["accuracy_lo"], r["accuracy_hi"]] == s["accuracy_ci95"]  # error bars from the summary's CI
 
 
 def test_category_accuracy_and_counts(sim_out):
@@ -74,6 +75,7 @@ def test_cis_and_providers_used_when_present(sim_copy):
     s["accuracy_by_category_ci95"] = {c: [0.5, 1.0] for c in s["accuracy_by_category"]}
     s["self_consistency"] = {"agreement": 0.97}
     summaries[1]["self_consistency"] = 0.912345
+    summaries[1].pop("by_provider", None)
     s["by_provider"] = {"simulator": {"photos": 64, "answered": 64, "accuracy": 0.9, "accuracy_ci95": [0.8, 0.95],
                                       "latency_p50_s": 0.01, "latency_p95_s": 0.02, "cost_usd": 0.001}}
     path.write_text(json.dumps(summaries))
@@ -91,8 +93,13 @@ def test_cis_and_providers_used_when_present(sim_copy):
     assert any(layer["mark"]["type"] == "rule" for layer in spec["layer"])  # error bars drawn
 
 
-def test_no_error_bars_without_cis(sim_out):
-    spec = charts.accuracy_bars(rp.leaderboard([rp.load_run(sim_out, RUN)])).to_dict()
+def test_no_error_bars_without_cis(sim_copy):
+    path = sim_copy / RUN / "summary.json"
+    summaries = json.loads(path.read_text())
+    for s in summaries:  # as written by a version without intervals
+        s.pop("accuracy_ci95", None)
+    path.write_text(json.dumps(summaries))
+    spec = charts.accuracy_bars(rp.leaderboard([rp.load_run(sim_copy, RUN)])).to_dict()
     assert [layer["mark"]["type"] for layer in spec["layer"]] == ["bar"]
 
 

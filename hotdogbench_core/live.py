@@ -148,6 +148,7 @@ class RunPlan:
     start_concurrency: int = 8
     max_concurrency: int = 256
     resume: bool = False  # finish an interrupted run of this name: ask only photos without a result
+    max_cost_usd: float | None = None  # spending cap for the run (None: no cap)
 
     def __post_init__(self):
         if self.target not in TARGETS:
@@ -161,6 +162,8 @@ class RunPlan:
         if not self.run_name or "/" in self.run_name or self.run_name.startswith("."):
             raise ValueError("the run name must be a plain folder name")
         RunSettings(api_key="", start_concurrency=self.start_concurrency, max_concurrency=self.max_concurrency)
+        if self.max_cost_usd is not None and not self.max_cost_usd > 0:
+            raise ValueError(f"the budget must be more than $0 (or empty for none), not {self.max_cost_usd}")
         self.out = Path(self.out)
         if not self.resume and (self.run_dir / "journal").is_dir():
             raise ValueError(f"{self.run_dir} already holds a run: choose another run name, or resume it")
@@ -181,6 +184,7 @@ class RunPlan:
 async def run_plan(plan: RunPlan, live: LiveRun | None = None) -> RunResult:
     """Run the plan's models one after another into OUT/RUN, reporting to `live`."""
     hooks = {"on_event": live.on_event, "on_model": live.on_model} if live else {}
+    hooks["max_cost_usd"] = plan.max_cost_usd
 
     def settings(key: str, base_url: str) -> RunSettings:
         return RunSettings(api_key=key, base_url=base_url, start_concurrency=plan.start_concurrency,

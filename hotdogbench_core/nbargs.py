@@ -59,6 +59,7 @@ class RunArgs:
     base_url: str | None
     start_concurrency: int
     max_concurrency: int
+    max_cost_usd: float | None = None
 
 
 def run_args(cli: Mapping) -> RunArgs:
@@ -73,7 +74,8 @@ def run_args(cli: Mapping) -> RunArgs:
                    target=target, models=_text(cli.get("models")), input=_text(cli.get("input")),
                    run=_text(cli.get("run")), base_url=base_url,
                    start_concurrency=int(_text(cli.get("start-concurrency")) or 8),
-                   max_concurrency=int(_text(cli.get("max-concurrency")) or 256))
+                   max_concurrency=int(_text(cli.get("max-concurrency")) or 256),
+                   max_cost_usd=float(_text(cli.get("max-cost-usd")) or 0) or None)
 
 
 @dataclass(frozen=True)

@@ -133,14 +133,18 @@ def _(args):
     max_conc = mo.ui.number(start=1, stop=4096, value=args.max_concurrency, label="Max concurrency")
     run_name = mo.ui.text(value=args.run or default_run_name(), label="Run name")
     resume_box = mo.ui.checkbox(label="Resume: finish an interrupted run of this name")
+    budget_box = mo.ui.number(start=0, stop=100000, step=0.5, value=args.max_cost_usd or 0,
+                              label="Budget, USD (0: none)")
     mo.vstack([mo.md("## 4. Run settings"), mo.hstack([start_conc, max_conc, run_name], justify="start"),
-               resume_box, mo.md(f"Results go to `{args.out}/<run name>/`.")])
-    return max_conc, resume_box, run_name, start_conc
+               mo.hstack([budget_box, resume_box], justify="start"),
+               mo.md(f"Results go to `{args.out}/<run name>/`. With a budget, no request is sent once what was "
+                     "spent plus what is in flight could pass it; the run stops and can be resumed.")])
+    return budget_box, max_conc, resume_box, run_name, start_conc
 
 
 @app.cell(hide_code=True)
-def _(args, base_url_box, chosen, dataset, max_conc, models_error, resume_box, run_name, sim_knobs, start_conc,
-      target):
+def _(args, base_url_box, budget_box, chosen, dataset, max_conc, models_error, resume_box, run_name, sim_knobs,
+      start_conc, target):
     try:
         if dataset is None:
             raise ValueError("choose a photo table first")
@@ -150,7 +154,7 @@ def _(args, base_url_box, chosen, dataset, max_conc, models_error, resume_box, r
                        run_name=run_name.value.strip(), base_url=base_url_box.value.strip() or None,
                        sim_config=nbargs.sim_config(sim_knobs.value) if target.value == "simulator" else None,
                        start_concurrency=int(start_conc.value), max_concurrency=int(max_conc.value),
-                       resume=resume_box.value)
+                       resume=resume_box.value, max_cost_usd=float(budget_box.value or 0) or None)
         plan_error = None
     except (ValueError, TypeError) as _e:
         plan, plan_error = None, str(_e)

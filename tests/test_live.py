@@ -103,6 +103,7 @@ def test_run_args(monkeypatch, tmp_path):
     assert (a.go, a.target, a.models, str(a.out), a.start_concurrency, a.run) == (True, "simulator", "cheap", "x", 3,
                                                                                    "r")
     assert nbargs.run_args({"base-url": "http://h:1"}).target == "base_url"
+    assert nbargs.run_args({"max-cost-usd": "2.5"}).max_cost_usd == 2.5 and a.max_cost_usd is None
 
 
 def test_report_args_and_models(monkeypatch):
@@ -166,3 +167,13 @@ def test_plan_refuses_an_existing_run_unless_resumed(small, tmp_path):
     live = LiveRun(again.models, again.requests_per_model)
     result = asyncio.run(run_plan(again, live))
     assert result.summaries[0]["photos"] == 12 and live.rows()[0]["done"] == len(small)  # nothing left to ask
+
+
+def test_plan_budget_stops_the_run(small, tmp_path):
+    with pytest.raises(ValueError, match="budget"):
+        RunPlan(["typesafe/jev-1.14"], small, "simulator", tmp_path, "b", max_cost_usd=-1)
+    plan = RunPlan(["openai/gpt-6-luna"], small, "simulator", tmp_path, "b", max_cost_usd=0.0003,
+                   sim_config=SimConfig(latency_s=0.0))
+    result = asyncio.run(run_plan(plan))
+    assert result.stopped and "budget" in result.stopped
+    assert 0 < result.summaries[0]["cost_usd"] <= 0.0003

@@ -20,6 +20,7 @@ class LimitChange:
     t: float  # seconds since the limiter started
     limit: int
     reason: str  # "slow start", "increase", "cut 429", ...
+    rate: float | None = None  # paced requests per second, for limiters that pace (None: unpaced)
 
 
 class AIMDLimiter:
@@ -113,7 +114,9 @@ class AIMDLimiter:
             self.in_flight += 1
             self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
 
-    async def release(self, kind: Feedback, latency: float | None = None, tag: str = "") -> None:
+    async def release(self, kind: Feedback, latency: float | None = None, tag: str = "",
+                      retry_after: float | None = None) -> None:
+        """retry_after is accepted for the runner's sake and ignored, as the reference did."""
         cond = self._condition()
         async with cond:
             self.in_flight -= 1
@@ -121,5 +124,5 @@ class AIMDLimiter:
             cond.notify_all()
 
     def stats(self) -> dict:
-        return {"final_limit": self.limit, "peak_in_flight": self.peak_in_flight, "throttles": self.throttles,
+        return {"policy": "reference", "final_limit": self.limit, "peak_in_flight": self.peak_in_flight, "throttles": self.throttles,
                 "transport_errors": self.transport_errors, "limit_trace": self.limit_trace}

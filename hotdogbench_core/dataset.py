@@ -1,7 +1,8 @@
 """The photo table: find it (local parquet or a URL cached in data/), check it, and stream its photos.
 
 Images are not held in memory: the table's labels are read once, the image bytes are streamed in batches
-while a run asks for them, so a dataset far larger than memory still runs.
+(straight from the parquet pages, whatever the row-group size) while a run asks for them, so a dataset far
+larger than memory still runs.
 """
 from __future__ import annotations
 
@@ -14,6 +15,9 @@ from typing import Iterator
 
 import duckdb
 import httpx
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from .progress import ProgressBar
 
@@ -68,7 +72,7 @@ class Dataset:
         self.columns = cols
         self._check_columns(cols)
         self.photos: list[Photo] = self._read_labels(con, cols)
-        self._check_images(con)
+        self._check_images()
         self._sha256: str | None = None
 
     # -- validation ----------------------------------------------------------------------------------
@@ -106,17 +110,25 @@ class Dataset:
             raise DatasetError(f"{self.path}: duplicate id(s) {_ids(sorted(set(dups)))}: ids must be unique")
         return [Photo(int(i), c, bool(h), s is not False, o) for i, c, h, s, o in rows]
 
-    def _check_images(self, con) -> None:
-        bad = con.sql(f"""
-            SELECT id, octet_length(image) FROM {self._src}
-            WHERE image IS NULL OR NOT (
-                  image[1:3] = '\\xFF\\xD8\\xFF'::BLOB
-               OR image[1:8] = '\\x89PNG\\x0D\\x0A\\x1A\\x0A'::BLOB
-               OR (image[1:4] = 'RIFF'::BLOB AND image[9:12] = 'WEBP'::BLOB))
-            ORDER BY id""").fetchall()
+    def _check_images(self) -> None:
+        """Every image starts like a JPEG, PNG or WebP: its first 12 bytes, read batch by batch."""
+        bad = []
+        for rb in self._batches(STREAM_BATCH):
+            ids = rb.column(0).to_pylist()
+            heads = pc.binary_slice(_as_binary(rb.column(1)), 0, 12).to_pylist()
+            bad += [i for i, head in zip(ids, heads) if head is None or sniff_image(head) is None]
         if bad:
             raise DatasetError(f"{self.path}: {len(bad)} image(s) are not JPEG, PNG or WebP by their bytes "
-                               f"(ids {_ids([r[0] for r in bad])})")
+                               f"(ids {_ids(sorted(bad))})")
+
+    def _batches(self, batch: int) -> Iterator[pa.RecordBatch]:
+        """(id, image) record batches read straight from the file: memory stays at a few batches and one page
+        whatever the row groups (duckdb's readers buffer the whole result of a query when the consumer is slow)."""
+        pf = pq.ParquetFile(self.path, pre_buffer=False, buffer_size=1 << 20)
+        try:
+            yield from pf.iter_batches(batch_size=batch, columns=["id", "image"], use_threads=False)
+        finally:
+            pf.close()
 
     # -- access --------------------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -142,9 +154,7 @@ class Dataset:
     def stream(self, ids: set[int] | None = None, batch: int = STREAM_BATCH) -> Iterator[Photo]:
         """Photos with their bytes, in file order, `batch` at a time; only those in `ids` when given."""
         labels = {p.id: p for p in self.photos}
-        con = duckdb.connect()
-        reader = con.execute(f"SELECT id, image FROM {self._src}").to_arrow_reader(batch)
-        for rb in reader:
+        for rb in self._batches(batch):
             id_col, img_col = rb.column(0).to_pylist(), rb.column(1)
             for i, pid in enumerate(id_col):
                 if ids is not None and pid not in ids:
@@ -159,6 +169,10 @@ class Dataset:
         con = duckdb.connect()
         rows = con.execute(f"SELECT id, image FROM {self._src} WHERE id IN (SELECT unnest(?))", [list(ids)]).fetchall()
         return {int(i): img for i, img in rows}
+
+
+def _as_binary(col: pa.Array) -> pa.Array:
+    return col if pa.types.is_binary(col.type) or pa.types.is_large_binary(col.type) else col.cast(pa.large_binary())
 
 
 def _ids(ids: list, most: int = 10) -> str:

@@ -6,6 +6,8 @@ comparable with runs made before this package existed.
 from __future__ import annotations
 
 import base64
+import json
+from functools import lru_cache
 
 QUESTION = 'Is the food in this photo a hot dog? Answer with JSON: {"hot_dog": true} or {"hot_dog": false}.'
 DECISIONS_INSTRUCTIONS = "Is the food in the photo a hot dog?"
@@ -110,6 +112,26 @@ def body_for(model: str, image: bytes) -> dict:
         "usage": {"include": True},
         **params,
     }
+
+
+_URL_PREFIX = image_data_url(b"")  # "data:image/jpeg;base64,"
+
+
+@lru_cache(maxsize=64)
+def _body_halves(model: str) -> tuple[bytes, bytes]:
+    """The wire body of `model` split where the image's base64 goes."""
+    wire = json.dumps(body_for(model, b""), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    head, sep, tail = wire.partition(f'"{_URL_PREFIX}"')
+    if not sep or f'"{_URL_PREFIX}"' in tail:
+        raise AssertionError(f"cannot template the body of {model}")  # the image must appear exactly once
+    return (head + '"' + _URL_PREFIX).encode(), ('"' + tail).encode()
+
+
+def encode_body(model: str, image: bytes) -> bytes:
+    """The request body's bytes: json.dumps(body_for(model, image)) with the reference's separators, exactly,
+    without scanning the base64 text for characters to escape (it has none), so a 100 KB photo costs little."""
+    head, tail = _body_halves(model)
+    return b"".join((head, base64.b64encode(image), tail))
 
 
 def request_settings(model: str) -> dict:

@@ -6,26 +6,33 @@ notebooks. Every photo ends as a journaled result; the parquet and summary files
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import heapq
 import itertools
-import json
 import random
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+import aiohttp
 import httpx
+from aiohttp.helpers import get_env_proxy_for_url
+from yarl import URL
 
-from .budget import CostBudget
+from .adaptive_limiter import AdaptiveLimiter
 from .answers import Answer, Failed, Fatal, Outcome, Retry, classify
+from .budget import CostBudget
 from .dataset import Dataset, Photo
 from .journal import Journal, journal_path, read_journal
 from .limiter import AIMDLimiter, LimitChange
-from .models import body_for, endpoint_path, request_settings, uses_decisions
+from .models import encode_body, endpoint_path, request_settings, uses_decisions
 from .results import Result, model_file_stem, summarize, summarize_statistics, write_results_parquet
 
 DEFAULT_BASE_URL = "https://openrouter.ai/api"
+# In-flight limit policies: "adaptive" (AdaptiveLimiter, the default) or "reference" (the original script's AIMD).
+LIMITERS = {"adaptive": AdaptiveLimiter, "reference": AIMDLimiter}
+LIMITER_POLICIES = tuple(LIMITERS)
 MAX_BODY_BYTES = 4 << 20  # a response larger than this is no verdict: refuse it instead of holding it
 
 
@@ -44,6 +51,7 @@ class RunSettings:
     max_backoff_s: float = 20.0
     repeats: int = 1  # ask each photo this many times (self-consistency)
     seed: int | None = None  # for the back-off jitter
+    limiter: str = "adaptive"  # in-flight limit policy: "adaptive" or "reference" (see LIMITERS)
 
     def __post_init__(self):
         if self.start_concurrency < 1:
@@ -55,13 +63,15 @@ class RunSettings:
             raise ValueError(f"--repeats must be >= 1, got {self.repeats}")
         if self.request_timeout <= 0:
             raise ValueError(f"--request-timeout must be > 0, got {self.request_timeout}")
+        if self.limiter not in LIMITERS:
+            raise ValueError(f"--limiter must be one of {', '.join(LIMITERS)}, got {self.limiter!r}")
         self.base_url = self.base_url.rstrip("/")
 
     def public(self) -> dict:
         """The settings as they may be written down: everything but the key."""
         return {"base_url": self.base_url, "start_concurrency": self.start_concurrency,
                 "max_concurrency": self.max_concurrency, "request_timeout": self.request_timeout,
-                "max_attempts": self.max_attempts, "repeats": self.repeats}
+                "max_attempts": self.max_attempts, "repeats": self.repeats, "limiter": self.limiter}
 
 
 # -- events ------------------------------------------------------------------------------------------------
@@ -114,7 +124,7 @@ class ModelRun:
         self.on_event = on_event
         self.decisions = uses_decisions(model)
         self.url = settings.base_url + endpoint_path(model)
-        self.limiter = AIMDLimiter(settings.start_concurrency, settings.max_concurrency)
+        self.limiter = LIMITERS[settings.limiter](settings.start_concurrency, settings.max_concurrency)
         self.limiter.subscribe(lambda c: self._emit(LimitChanged(model, c)))
         self.rng = random.Random(settings.seed)
         self.results: dict[tuple[int, int], Result] = {}  # (photo id, repeat) -> settled result
@@ -180,13 +190,30 @@ class ModelRun:
     def in_flight(self) -> int:
         return self.limiter.in_flight
 
-    async def run(self, client: httpx.AsyncClient | None = None) -> dict:
+    def new_client(self) -> aiohttp.ClientSession:
+        """The default HTTP client: an aiohttp session, one connection per request in flight.
+
+        httpx's own connection pool slows sharply with hundreds of connections, and even its aiohttp transport
+        costs about half of the client's time in httpx's request and response objects; a plain aiohttp session
+        keeps the client far from being the bottleneck. TLS settings come from httpx (certifi); an HTTP(S)_PROXY
+        from the environment is honoured as httpx does (looked up once: aiohttp's trust_env would look it up in a
+        thread on every request); cookies are ignored. The per-request deadline is applied in _send.
+        """
+        cap = self.settings.max_concurrency
+        proxy, proxy_auth = None, None
+        with contextlib.suppress(LookupError):
+            proxy, proxy_auth = get_env_proxy_for_url(URL(self.url))
+        connector = aiohttp.TCPConnector(limit=cap, limit_per_host=0, ssl=httpx.create_ssl_context())
+        return aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=None),
+                                     cookie_jar=aiohttp.DummyCookieJar(), proxy=proxy, proxy_auth=proxy_auth)
+
+    async def run(self, client: aiohttp.ClientSession | httpx.AsyncClient | None = None) -> dict:
+        """Ask every photo still to ask. `client`: an aiohttp session or an httpx.AsyncClient (any transport);
+        by default the run opens its own aiohttp session and closes it at the end."""
         self._emit(ModelStarted(self.model, self.total, self.done))
         own_client = client is None
         if own_client:
-            cap = self.settings.max_concurrency
-            client = httpx.AsyncClient(timeout=httpx.Timeout(self.settings.request_timeout),
-                                       limits=httpx.Limits(max_connections=cap, max_keepalive_connections=cap))
+            client = self.new_client()
         self._journal = Journal(self._journal_path)
         try:
             if self._journal_path.stat().st_size == 0:
@@ -201,13 +228,13 @@ class ModelRun:
                                   settings=self.settings.public(), concurrency=self.limiter.stats())
             self._journal.close()
             if own_client:
-                await client.aclose()
+                await client.close()
         summary = self.write_outputs()
         self._emit(ModelFinished(self.model, summary))
         return summary
 
     # -- the loop ------------------------------------------------------------------------------------------
-    async def _schedule(self, client: httpx.AsyncClient) -> None:
+    async def _schedule(self, client) -> None:
         fresh = self._work()
         exhausted = False
         waiting: list[_Pending] = []  # retries, by the time they may be sent
@@ -240,22 +267,26 @@ class ModelRun:
                     except (asyncio.TimeoutError, TimeoutError):
                         pass
                     continue
-                if not await self._acquire_slot():
-                    break
                 reserved = 0.0
-                if self.budget is not None:
+                if self.budget is not None:  # before taking a slot: a budget wait must not hold one
                     decision, reserved = self.budget.reserve(self.model)
-                    if decision != "go":
-                        await self.limiter.release("transport")
-                        if decision == "stop":
-                            self.stop(f"budget: --max-cost-usd {self.budget.max_cost_usd:g} would be passed "
-                                      f"(spent {self.budget.spent_usd:.4f})")
-                            self.fatal_hint = "raise --max-cost-usd, then --resume"
-                            break
-                        heapq.heappush(waiting, item)  # a price probe is out: ask again once it is back
+                    if decision == "stop":
+                        self.stop(f"budget: --max-cost-usd {self.budget.max_cost_usd:g} would be passed "
+                                  f"(spent {self.budget.spent_usd:.4f})")
+                        self.fatal_hint = "raise --max-cost-usd, then --resume"
+                        heapq.heappush(waiting, item)
+                        break
+                    if decision == "wait":  # a price probe is out: ask again once it is back
+                        heapq.heappush(waiting, item)
                         self._wake.clear()
                         await self._wake.wait()
                         continue
+                sent_in_flight = await self._acquire_slot()
+                if sent_in_flight is None:
+                    if self.budget is not None:
+                        self.budget.settle(self.model, reserved, None)
+                    break
+                item.result.in_flight_at_send, item.result.limit_at_send = sent_in_flight, self.limiter.limit
                 self._active += 1
                 task = asyncio.create_task(self._attempt(client, item, reserved))
                 tasks.add(task)
@@ -267,10 +298,12 @@ class ModelRun:
             if tasks:
                 await asyncio.gather(*tasks, return_exceptions=True)
 
-    async def _acquire_slot(self) -> bool:
-        """A slot under the limit, unless the run is stopped while waiting for one."""
-        if self.limiter.in_flight < self.limiter.limit:
-            await self.limiter.acquire()  # free now: no need to race the stop
+    async def _acquire_slot(self) -> int | None:
+        """A slot under the limit (returns the number in flight with it), or None if the run stops meanwhile."""
+        wait_time = getattr(self.limiter, "wait_time", None)  # the adaptive limiter also paces
+        free_now = wait_time() <= 0 if wait_time else self.limiter.in_flight < self.limiter.limit
+        if free_now:
+            sent_in_flight = await self.limiter.acquire()  # no wait: no need to race the stop
         else:
             acquire = asyncio.ensure_future(self.limiter.acquire())
             stopped = asyncio.ensure_future(self._stop_event.wait())
@@ -280,11 +313,12 @@ class ModelRun:
                 acquire.cancel()
                 await asyncio.gather(acquire, return_exceptions=True)
             if acquire.cancelled():
-                return False
+                return None
+            sent_in_flight = acquire.result()
         if self.stop_reason is not None:
-            await self.limiter.release("transport")
-            return False
-        return True
+            await self.limiter.release("transport", sent_in_flight=sent_in_flight)
+            return None
+        return sent_in_flight
 
     async def _drain(self, tasks: set[asyncio.Task]) -> None:
         """Let requests in flight finish (they are paid for), or give them the grace a stop allowed."""
@@ -303,29 +337,54 @@ class ModelRun:
                 if self._todo is None or (photo.id, k) in self._todo:
                     yield photo, k
 
-    async def _send(self, client: httpx.AsyncClient, photo: Photo) -> tuple[Outcome, float | None]:
-        body = json.dumps(body_for(self.model, photo.image), ensure_ascii=False, separators=(",", ":"),
-                          allow_nan=False).encode()
+    async def _send(self, client, photo: Photo) -> tuple[Outcome, float | None]:
+        """POST one photo; the whole exchange (connect, send, every byte of the answer) within request_timeout."""
+        body = encode_body(self.model, photo.image)
         headers = {"Authorization": f"Bearer {self.settings.api_key}", "Content-Type": "application/json"}
         t0 = time.perf_counter()
         try:
-            request = client.build_request("POST", self.url, content=body, headers=headers)
-            response = await client.send(request, stream=True)
-            try:
-                chunks, size = [], 0
-                async for chunk in response.aiter_raw():
-                    size += len(chunk)
-                    if size > MAX_BODY_BYTES:
-                        return Failed(f"{response.status_code}: response body over {MAX_BODY_BYTES} bytes"), None
-                    chunks.append(chunk)
-            finally:
-                await response.aclose()
-        except (httpx.HTTPError, OSError) as e:  # dropped connection, timeout, stale keep-alive
+            async with asyncio.timeout(self.settings.request_timeout):
+                if isinstance(client, httpx.AsyncClient):
+                    status, resp_headers, data = await self._post_httpx(client, body, headers)
+                else:
+                    status, resp_headers, data = await self._post_aiohttp(client, body, headers)
+        except (aiohttp.ClientError, httpx.HTTPError, OSError, TimeoutError) as e:
+            # dropped connection, stalled answer, stale keep-alive, refused connection: ask again
             return Retry(type(e).__name__, "transport", 0.0), None
+        if data is None:
+            return Failed(f"{status}: response body over {MAX_BODY_BYTES} bytes"), None
         latency = time.perf_counter() - t0
-        return classify(response.status_code, response.headers, b"".join(chunks), decisions=self.decisions), latency
+        return classify(status, resp_headers, data, decisions=self.decisions), latency
 
-    async def _attempt(self, client: httpx.AsyncClient, item: _Pending, reserved: float = 0.0) -> None:
+    async def _post_aiohttp(self, session: aiohttp.ClientSession, body: bytes, headers: dict):
+        """(status, headers, body or None if over MAX_BODY_BYTES); headers answer .get() case-insensitively."""
+        async with session.post(self.url, data=body, headers=headers) as response:
+            chunks, size = [], 0
+            async for chunk in response.content.iter_any():
+                size += len(chunk)
+                if size > MAX_BODY_BYTES:  # leaving the block closes the connection: the rest is never read
+                    return response.status, response.headers, None
+                chunks.append(chunk)
+            return response.status, response.headers, b"".join(chunks)
+
+    async def _post_httpx(self, client: httpx.AsyncClient, body: bytes, headers: dict):
+        request = client.build_request("POST", self.url, content=body, headers=headers)
+        response = await client.send(request, stream=True)
+        try:
+            if response.is_stream_consumed:  # e.g. a MockTransport's response, read already
+                data = response.content
+                return response.status_code, response.headers, data if len(data) <= MAX_BODY_BYTES else None
+            chunks, size = [], 0
+            async for chunk in response.aiter_raw():
+                size += len(chunk)
+                if size > MAX_BODY_BYTES:
+                    return response.status_code, response.headers, None
+                chunks.append(chunk)
+        finally:
+            await response.aclose()
+        return response.status_code, response.headers, b"".join(chunks)
+
+    async def _attempt(self, client, item: _Pending, reserved: float = 0.0) -> None:
         try:
             cost = await self._attempt_once(client, item)
             if self.budget is not None:
@@ -334,10 +393,10 @@ class ModelRun:
             self._active -= 1
             self._wake.set()
 
-    async def _attempt_once(self, client: httpx.AsyncClient, item: _Pending) -> float | None:
+    async def _attempt_once(self, client, item: _Pending) -> float | None:
         """One request for one photo; returns what it cost, where the provider said."""
         res = item.result
-        res.in_flight_at_send, res.limit_at_send = self.limiter.in_flight, self.limiter.limit
+        sent = res.in_flight_at_send  # set by the scheduler when the slot was taken
         try:
             outcome, latency = await self._send(client, item.photo)
         except Exception as e:  # a bug must settle the photo, not hang the run
@@ -345,22 +404,23 @@ class ModelRun:
         if latency is not None:
             res.latency_s = latency
         if isinstance(outcome, Retry):
-            await self.limiter.release(outcome.signal, latency, outcome.tag)
+            await self.limiter.release(outcome.signal, latency, outcome.tag, outcome.retry_after, sent)
             res.retries.append(outcome.tag)
             if len(res.retries) >= self.settings.max_attempts:
                 res.error = "retries exhausted: " + ",".join(res.retries[-3:])
                 self._settle(res)
-            else:  # back on the queue; honour Retry-After, else a short jittered pause
+            else:  # back on the queue; honour Retry-After, else a short jittered pause (the limiter's base)
                 delay = outcome.retry_after if outcome.retry_after is not None else \
-                    min(self.settings.max_backoff_s, 0.5 * 2 ** len(res.retries)) * self.rng.random()
+                    min(self.settings.max_backoff_s, self.limiter.RETRY_BASE_S * 2 ** len(res.retries)) \
+                    * self.rng.random()
                 heapq.heappush(self._waiting, _Pending(time.perf_counter() + delay, next(self._seq), item.photo, res))
         elif isinstance(outcome, Fatal):
-            await self.limiter.release("transport", latency)
+            await self.limiter.release("transport", latency, sent_in_flight=sent)
             res.latency_s = None
             self.fatal_hint = outcome.hint
             self.stop(f"fatal: {outcome.error}")
         else:
-            await self.limiter.release("success", latency)
+            await self.limiter.release("success", latency, sent_in_flight=sent)
             if isinstance(outcome, Answer):
                 res.pred, res.raw = outcome.pred, outcome.raw
                 res.prompt_tokens, res.completion_tokens = outcome.prompt_tokens, outcome.completion_tokens

@@ -310,6 +310,11 @@ class AdaptiveLimiter:
                 self._window_acc = 0
                 self._record(f"window {tag}")
             if self.cap_rate is not None:
+                sent = self.send_rate(now - 1.0, now)
+                rate = self.current_rate(now)
+                clear = self.WINDOW_HEADROOM * sent
+                if sent < 0.9 * rate < clear:  # the window is in charge: the pace must not come to bind too
+                    self._hold(now, clear / self.HOLD, "pace clear of the window")
                 return
         else:  # a rate cap: requests are taken at this many in flight and more; the window must not bind
             taken = max((level for level, rejected in self._levels if not rejected), default=0)
@@ -372,9 +377,10 @@ class AdaptiveLimiter:
             self._hold(now, self._estimate(now), "measured")
         elif elapsed >= 2 * self.MEASURE_MIN_S and self._m_time < self.MEASURE_MIN_S / 2 \
                 and accepted >= self.MEASURE_SENDS:
-            # the window held sends back nearly all along: what it let through is the rate the cap allowed
+            # the window held sends back nearly all along, so it is what holds the cap: keep the pace clear of it
             self._measuring = False
-            self._hold(now, max(self.RATE_MIN, accepted / elapsed), "measured under the window")
+            self._hold(now, max(self.RATE_MIN, self.WINDOW_HEADROOM * accepted / elapsed / self.HOLD),
+                       "measured under the window")
 
     def _hold(self, now: float, c: float, reason: str) -> None:
         """The cap is c: send at HOLD x c, back at c after the probe time, then beyond."""

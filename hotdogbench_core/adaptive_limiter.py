@@ -42,6 +42,7 @@ class AdaptiveLimiter:
     MEASURE_SENDS = 40  # ... and until this many sends were accepted during it (or MEASURE_MAX_S passed)
     MEASURE_MAX_S = 5.0
     MEASURE_OVER = 1.1  # while measuring, send this much above the estimate: a cap is seen only while hit
+    CUT = 0.97  # a probe's reject: the cap is taken to be this much under the pace that was rejected
     CUT_GRACE_S = 0.2  # rejects of requests sent this soon after a cut are still the old pace's
     CUTS_IN_ROW_S = 2.0  # cuts this close together ...
     CUTS_TO_MEASURE = 3  # ... this many times: the cap fell, measure it again
@@ -54,6 +55,7 @@ class AdaptiveLimiter:
     STORM_SAMPLE = 40  # recent outcomes looked at for a failure storm
     STORM_RATIO = 0.5  # failures above this share of them are treated as a rate signal
     RATE_MIN = 0.05  # requests per second: the slowest the pacer goes
+    RETRY_BASE_S = 0.1  # a retry without Retry-After waits up to this x 2**attempts: the pacer keeps the rate
     HISTORY = 10_000
     SLOT_S = 0.05  # resolution of the send/reject log
     LOG_S = 20.0  # how far back the send/reject log reaches
@@ -297,14 +299,17 @@ class AdaptiveLimiter:
         counted = self._measuring and sent_at >= self._m_t0
         if counted:
             self._m_rejects += 1
-        if self._measuring:  # the window stays as it is while the rate is measured
+        evidence = 1 < k <= int(self.window) + 1 and self._in_flight_evidence(k)
+        if self._measuring:  # the window is not cut while the rate is measured, but may open up
+            if not evidence:
+                self._window_room(tag)
             if counted:
                 self._update_measurement(now, f"measure {tag}")
             return
         # An in-flight cap: rejected with more in flight than the server lately takes -> the window goes to the
         # number in flight besides it (a measurement, not a guess), and the pace is not to blame. The first
         # reject of a slow start looks so under a rate cap too: then the rate is measured as well.
-        if 1 < k <= int(self.window) + 1 and self._in_flight_evidence(k):
+        if evidence:
             if k - 1 < int(self.window):
                 self.window = float(k - 1)
                 self._window_acc = 0
@@ -316,12 +321,8 @@ class AdaptiveLimiter:
                 if sent < 0.9 * rate < clear:  # the window is in charge: the pace must not come to bind too
                     self._hold(now, clear / self.HOLD, "pace clear of the window")
                 return
-        else:  # a rate cap: requests are taken at this many in flight and more; the window must not bind
-            taken = max((level for level, rejected in self._levels if not rejected), default=0)
-            roomy = min(float(self.cap), math.ceil(taken * self.WINDOW_HEADROOM))
-            if roomy > self.window:
-                self.window = roomy
-                self._record(f"window room {tag}")
+        else:
+            self._window_room(tag)
         if sent_at < self._last_cut + max(self.CUT_GRACE_S, 2.0 / self.current_rate(now)):
             return  # sent at the old pace, or before the new one could show: the last cut answered it
         rate = self.current_rate(now)
@@ -331,7 +332,16 @@ class AdaptiveLimiter:
                 self._cuts_in_row >= self.CUTS_TO_MEASURE:
             self._start_measurement(now, tag)  # no cap known, far above it, or it fell: measure it
             return
-        self._hold(now, rate, f"cut {tag}")  # a probe passed the cap: it is about the rate we were sending at
+        # a probe passed the cap (a bucket's burst hid it for a while): the cap is a little under this pace
+        self._hold(now, rate * self.CUT, f"cut {tag}")
+
+    def _window_room(self, tag: str) -> None:
+        """A rate cap's reject: requests are taken at this many in flight and more; the window must not bind."""
+        taken = max((level for level, rejected in self._levels if not rejected), default=0)
+        roomy = min(float(self.cap), math.ceil(taken * self.WINDOW_HEADROOM))
+        if roomy > self.window:
+            self.window = roomy
+            self._record(f"window room {tag}")
 
     def _start_measurement(self, now: float, tag: str) -> None:
         rate = self.current_rate(now)

@@ -14,7 +14,7 @@ from .keys import MissingKeyError, require_key
 from .models import PRESETS, UnknownModelError, resolve_models
 from .progress import ProgressBar
 from .results import summary_line
-from .runner import DEFAULT_BASE_URL, Event, LimitChanged, ModelRun, ModelStarted, PhotoDone, RunError, RunSettings
+from .runner import DEFAULT_BASE_URL, LIMITER_POLICIES, Event, LimitChanged, ModelRun, ModelStarted, PhotoDone, RunError, RunSettings
 from .session import default_run_name, run_models
 
 LOOPBACK = ("http://127.", "http://localhost", "http://[::1]")
@@ -54,6 +54,34 @@ class TerminalDisplay:
             self.bar = None
 
 
+class ParallelDisplay:
+    """One progress bar for models run at once (--parallel-models): photos done over all of them."""
+
+    def __init__(self, quiet: bool = False):
+        self.quiet = quiet
+        self.runs: list[ModelRun] = []
+        self.bar: ProgressBar | None = None
+
+    def on_model(self, run: ModelRun) -> None:
+        self.runs.append(run)
+
+    def on_event(self, event: Event) -> None:
+        if self.quiet or not isinstance(event, (ModelStarted, PhotoDone)):
+            return
+        if self.bar is None:
+            self.bar = ProgressBar(f"{len(self.runs)} models", sum(r.total for r in self.runs))
+        self.bar.done = sum(r.done for r in self.runs)
+        running = sum(1 for r in self.runs if r.done < r.total and r.stop_reason is None)
+        self.bar.update(f"{running} running, in flight {sum(r.in_flight for r in self.runs)}, "
+                        f"throttles {sum(r.limiter.throttles for r in self.runs)}",
+                        force=self.bar.done == self.bar.total)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
 def _add_run_flags(p: argparse.ArgumentParser, *, demo: bool = False) -> None:
     p.add_argument("--input", default=str(SAMPLE) if demo else None,
                    help=f"photo table: a parquet file or an http(s) URL (default: {'the bundled sample' if demo else DATA_URL})")
@@ -62,6 +90,11 @@ def _add_run_flags(p: argparse.ArgumentParser, *, demo: bool = False) -> None:
     p.add_argument("--start-concurrency", type=int, default=8, help="in-flight requests to start from")
     p.add_argument("--max-concurrency", type=int, default=256, help="ceiling for the adaptive limit")
     p.add_argument("--request-timeout", type=float, default=120.0, help="seconds before a request counts as dropped")
+    p.add_argument("--limiter", choices=LIMITER_POLICIES, default=LIMITER_POLICIES[0],
+                   help="in-flight limit policy: 'adaptive' (paced, tells rate signals from failure noise) or "
+                        "'reference' (the original script's AIMD) (default %(default)s)")
+    p.add_argument("--parallel-models", action="store_true",
+                   help="run all models at once, each with its own limiter (default: one after another)")
     p.add_argument("--repeats", type=int, default=1, help="ask each photo K times (self-consistency)")
     p.add_argument("--run", default=None, help="run name: results go to OUT/RUN/ (default run_YYYYmmdd_HHMMSS)")
     p.add_argument("--out", default="out", help="results folder (default ./out)")
@@ -95,11 +128,11 @@ def build_parser() -> argparse.ArgumentParser:
 def _settings(args, key: str, base_url: str) -> RunSettings:
     return RunSettings(api_key=key, base_url=base_url, start_concurrency=args.start_concurrency,
                        max_concurrency=args.max_concurrency, request_timeout=args.request_timeout,
-                       repeats=args.repeats)
+                       repeats=args.repeats, limiter=args.limiter)
 
 
 async def _run(args, models, dataset, settings) -> int:
-    display = TerminalDisplay(args.quiet)
+    display = ParallelDisplay(args.quiet) if args.parallel_models else TerminalDisplay(args.quiet)
     run_name = args.run or default_run_name()
 
     def on_event(event):
@@ -115,7 +148,7 @@ async def _run(args, models, dataset, settings) -> int:
         display.on_model(mr)
 
     result = await run_models(models, dataset, settings, out=args.out, run_name=run_name, resume=args.resume,
-                              on_event=on_event, on_model=on_model)
+                              on_event=on_event, on_model=on_model, parallel=args.parallel_models)
     display.close()
     for s in result.summaries:
         print(json.dumps(summary_line(s)), flush=True)

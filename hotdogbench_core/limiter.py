@@ -27,6 +27,7 @@ class AIMDLimiter:
     """Reference AIMD: the behaviour of hotdogbench.py's Limiter, kept as the baseline policy."""
 
     CUT_FACTOR = 0.7
+    RETRY_BASE_S = 0.5  # a retry without Retry-After waits up to RETRY_BASE_S * 2**attempts (jittered), as the reference
     MIN_COOLDOWN_S = 1.0  # cut at most once per max(this, latency of the throttled request)
     HISTORY = 10_000  # bounded: a long run must not grow memory without end
 
@@ -107,16 +108,18 @@ class AIMDLimiter:
             self._cond = asyncio.Condition()
         return self._cond
 
-    async def acquire(self) -> None:
+    async def acquire(self) -> int:
+        """Wait for a slot under the limit; returns the number in flight, this request included."""
         cond = self._condition()
         async with cond:
             await cond.wait_for(lambda: self.in_flight < int(self._limit))
             self.in_flight += 1
             self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+            return self.in_flight
 
     async def release(self, kind: Feedback, latency: float | None = None, tag: str = "",
-                      retry_after: float | None = None) -> None:
-        """retry_after is accepted for the runner's sake and ignored, as the reference did."""
+                      retry_after: float | None = None, sent_in_flight: int | None = None) -> None:
+        """retry_after and sent_in_flight are accepted for the runner's sake and ignored, as the reference did."""
         cond = self._condition()
         async with cond:
             self.in_flight -= 1

@@ -23,11 +23,15 @@ from yarl import URL
 from .answers import Answer, Failed, Fatal, Outcome, Retry, classify
 from .dataset import Dataset, Photo
 from .journal import Journal, journal_path, read_journal
+from .adaptive_limiter import AdaptiveLimiter
 from .limiter import AIMDLimiter, LimitChange
 from .models import encode_body, endpoint_path, request_settings, uses_decisions
 from .results import Result, model_file_stem, summarize, write_results_parquet
 
 DEFAULT_BASE_URL = "https://openrouter.ai/api"
+# In-flight limit policies: "adaptive" (AdaptiveLimiter, the default) or "reference" (the original script's AIMD).
+LIMITERS = {"adaptive": AdaptiveLimiter, "reference": AIMDLimiter}
+LIMITER_POLICIES = tuple(LIMITERS)
 MAX_BODY_BYTES = 4 << 20  # a response larger than this is no verdict: refuse it instead of holding it
 
 
@@ -46,6 +50,7 @@ class RunSettings:
     max_backoff_s: float = 20.0
     repeats: int = 1  # ask each photo this many times (self-consistency)
     seed: int | None = None  # for the back-off jitter
+    limiter: str = "adaptive"  # in-flight limit policy: "adaptive" or "reference" (see LIMITERS)
 
     def __post_init__(self):
         if self.start_concurrency < 1:
@@ -57,13 +62,15 @@ class RunSettings:
             raise ValueError(f"--repeats must be >= 1, got {self.repeats}")
         if self.request_timeout <= 0:
             raise ValueError(f"--request-timeout must be > 0, got {self.request_timeout}")
+        if self.limiter not in LIMITERS:
+            raise ValueError(f"--limiter must be one of {', '.join(LIMITERS)}, got {self.limiter!r}")
         self.base_url = self.base_url.rstrip("/")
 
     def public(self) -> dict:
         """The settings as they may be written down: everything but the key."""
         return {"base_url": self.base_url, "start_concurrency": self.start_concurrency,
                 "max_concurrency": self.max_concurrency, "request_timeout": self.request_timeout,
-                "max_attempts": self.max_attempts, "repeats": self.repeats}
+                "max_attempts": self.max_attempts, "repeats": self.repeats, "limiter": self.limiter}
 
 
 # -- events ------------------------------------------------------------------------------------------------
@@ -115,7 +122,7 @@ class ModelRun:
         self.on_event = on_event
         self.decisions = uses_decisions(model)
         self.url = settings.base_url + endpoint_path(model)
-        self.limiter = AIMDLimiter(settings.start_concurrency, settings.max_concurrency)
+        self.limiter = LIMITERS[settings.limiter](settings.start_concurrency, settings.max_concurrency)
         self.limiter.subscribe(lambda c: self._emit(LimitChanged(model, c)))
         self.rng = random.Random(settings.seed)
         self.results: dict[tuple[int, int], Result] = {}  # (photo id, repeat) -> settled result
@@ -249,10 +256,11 @@ class ModelRun:
                     except (asyncio.TimeoutError, TimeoutError):
                         pass
                     continue
-                await self.limiter.acquire()
+                sent_in_flight = await self.limiter.acquire()
                 if self.stop_reason is not None:
                     await self.limiter.release("transport")
                     break
+                item.result.in_flight_at_send, item.result.limit_at_send = sent_in_flight, self.limiter.limit
                 self._active += 1
                 task = asyncio.create_task(self._attempt(client, item))
                 tasks.add(task)
@@ -329,7 +337,7 @@ class ModelRun:
 
     async def _attempt_once(self, client, item: _Pending) -> None:
         res = item.result
-        res.in_flight_at_send, res.limit_at_send = self.limiter.in_flight, self.limiter.limit
+        sent = res.in_flight_at_send  # set by the scheduler when the slot was taken
         try:
             outcome, latency = await self._send(client, item.photo)
         except Exception as e:  # a bug must settle the photo, not hang the run
@@ -337,22 +345,23 @@ class ModelRun:
         if latency is not None:
             res.latency_s = latency
         if isinstance(outcome, Retry):
-            await self.limiter.release(outcome.signal, latency, outcome.tag)
+            await self.limiter.release(outcome.signal, latency, outcome.tag, outcome.retry_after, sent)
             res.retries.append(outcome.tag)
             if len(res.retries) >= self.settings.max_attempts:
                 res.error = "retries exhausted: " + ",".join(res.retries[-3:])
                 self._settle(res)
-            else:  # back on the queue; honour Retry-After, else a short jittered pause
+            else:  # back on the queue; honour Retry-After, else a short jittered pause (the limiter's base)
                 delay = outcome.retry_after if outcome.retry_after is not None else \
-                    min(self.settings.max_backoff_s, 0.5 * 2 ** len(res.retries)) * self.rng.random()
+                    min(self.settings.max_backoff_s, self.limiter.RETRY_BASE_S * 2 ** len(res.retries)) \
+                    * self.rng.random()
                 heapq.heappush(self._waiting, _Pending(time.perf_counter() + delay, next(self._seq), item.photo, res))
         elif isinstance(outcome, Fatal):
-            await self.limiter.release("transport", latency)
+            await self.limiter.release("transport", latency, sent_in_flight=sent)
             res.latency_s = None
             self.fatal_hint = outcome.hint
             self.stop(f"fatal: {outcome.error}")
         else:
-            await self.limiter.release("success", latency)
+            await self.limiter.release("success", latency, sent_in_flight=sent)
             if isinstance(outcome, Answer):
                 res.pred, res.raw = outcome.pred, outcome.raw
                 res.prompt_tokens, res.completion_tokens = outcome.prompt_tokens, outcome.completion_tokens

@@ -1,4 +1,4 @@
-"""A benchmark run: several models over one dataset into OUT/RUN/, one model after another."""
+"""A benchmark run: several models over one dataset into OUT/RUN/, one model after another or all at once."""
 from __future__ import annotations
 
 import asyncio
@@ -35,13 +35,21 @@ def _merge(path: Path, summaries: list[dict]) -> list[dict]:
 async def run_models(models: list[str], dataset: Dataset, settings: RunSettings, *, out: Path | str = "out",
                      run_name: str | None = None, resume: bool = False,
                      on_event: Callable[[Event], None] | None = None,
-                     on_model: Callable[[ModelRun], None] | None = None) -> RunResult:
-    """Run each model in turn (their timings must not interfere) and write parquet and summary.json after each."""
+                     on_model: Callable[[ModelRun], None] | None = None, parallel: bool = False) -> RunResult:
+    """Run each model in turn (their timings must not interfere) and write parquet and summary.json after each.
+
+    parallel: all models at once, each with its own limiter and HTTP client, so the run takes about as long as
+    its slowest model; summary.json stays in model order. A model that stops (bad key, no credits) stops the
+    others too, as a sequential run would not start them.
+    """
     run_dir = Path(out) / (run_name or default_run_name())
     run_dir.mkdir(parents=True, exist_ok=True)
     # Check every model can start (resume rules) before any request is sent.
     runs = [ModelRun(m, dataset, settings, run_dir, resume=resume, on_event=on_event) for m in models]
     result = RunResult(run_dir)
+    if parallel:
+        await _run_parallel(runs, result, on_model)
+        return result
     for mr in runs:
         if on_model:
             on_model(mr)
@@ -52,6 +60,32 @@ async def run_models(models: list[str], dataset: Dataset, settings: RunSettings,
             result.stopped, result.hint = f"{mr.model}: {mr.stop_reason}", mr.fatal_hint
             break
     return result
+
+
+async def _run_parallel(runs: list[ModelRun], result: RunResult, on_model) -> None:
+    done: dict[str, dict] = {}
+    summary_path = result.run_dir / "summary.json"
+    stopped_first: list[ModelRun] = []  # models that stopped by themselves, not because another one did
+
+    async def one(mr: ModelRun) -> None:
+        done[mr.model] = await mr.run()
+        write_summary_json(_merge(summary_path, [done[r.model] for r in runs if r.model in done]), summary_path)
+        if mr.stop_reason and not stopped_first:
+            stopped_first.append(mr)
+            for other in runs:
+                if other is not mr:
+                    other.stop(f"{mr.model} stopped: {mr.stop_reason}")
+
+    for mr in runs:
+        if on_model:
+            on_model(mr)
+    async with asyncio.TaskGroup() as group:  # a bug in one model cancels the others instead of orphaning them
+        for mr in runs:
+            group.create_task(one(mr))
+    result.summaries = [done[mr.model] for mr in runs]
+    if stopped_first:
+        first = stopped_first[0]
+        result.stopped, result.hint = f"{first.model}: {first.stop_reason}", first.fatal_hint
 
 
 def run_models_sync(*args, **kwargs) -> RunResult:

@@ -158,8 +158,9 @@ def run(limiter, clock: FakeClock, server: Server, photos: int, *, seed: int = 0
         if n_attempts >= max_attempts:
             done += 1
             continue
+        base = getattr(limiter, "RETRY_BASE_S", None) or getattr(getattr(limiter, "lim", None), "RETRY_BASE_S", 0.5)
         delay = ra if ra is not None else 0.0 if fb == "transport" else \
-            min(max_backoff, 0.5 * 2 ** n_attempts) * rng.random()
+            min(max_backoff, base * 2 ** n_attempts) * rng.random()
         heapq.heappush(retries, (clock() + delay, seq, n_attempts, clock() + ra if ra is not None else None))
         seq += 1
     return Outcome(clock() - t_start, attempts, rejects, failures, early, peak)

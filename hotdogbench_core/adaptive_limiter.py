@@ -48,6 +48,7 @@ class AdaptiveLimiter:
     CUTS_TO_MEASURE = 3  # ... this many times: the cap fell, measure it again
     RATE_HEADROOM = 2.0  # the probe goes past the cap, but not past this times the rate sends really went at
     PACE_BURST = 2.0  # sends that may go at once after a scheduling delay (burst tolerance of the pacer)
+    SLOW_START_STEP = 1  # slow start: the window grows by this per answer while full (x2 per round trip at 1)
     WINDOW_PROBE_WINDOWS = 3  # after a window cut, +1 per this many windows of successes while the window is full
     LEVELS = 256  # recent outcomes kept with the number in flight at their send
     WINDOW_HEADROOM = 1.25  # under a rate cap the window stays this far above the most in flight that was taken
@@ -275,11 +276,11 @@ class AdaptiveLimiter:
     def _grow_window(self) -> None:
         """A request came back while the window was full (it, not the pacer, held sends back): slow start adds
         one per such answer (doubling per round trip); later, one per WINDOW_PROBE_WINDOWS windows of them."""
-        if self.in_flight < int(self.window) or self.window >= self.cap:
-            return
+        if self.in_flight < int(self.window) or self.window >= self.cap or self._measuring:
+            return  # (nor while the rate is measured: the window is not cut then either)
         if self.slow_start:
-            self.window = float(min(self.cap, self.window + 1))
-            if int(self.window) & (int(self.window) - 1) == 0:  # log the doublings, not every step
+            self.window = float(min(self.cap, self.window + self.SLOW_START_STEP))
+            if int(self.window) >= 2 * self.history[-1].limit if self.history else True:  # log doublings only
                 self._record("slow start")
             return
         self._window_acc += 1
@@ -319,7 +320,7 @@ class AdaptiveLimiter:
                 rate = self.current_rate(now)
                 clear = self.WINDOW_HEADROOM * sent
                 if sent < 0.9 * rate < clear:  # the window is in charge: the pace must not come to bind too
-                    self._hold(now, clear / self.HOLD, "pace clear of the window")
+                    self._hold(now, clear / self.HOLD, "pace clear of the window", rejected=False)
                 return
         else:
             self._window_room(tag)
@@ -390,16 +391,17 @@ class AdaptiveLimiter:
             # the window held sends back nearly all along, so it is what holds the cap: keep the pace clear of it
             self._measuring = False
             self._hold(now, max(self.RATE_MIN, self.WINDOW_HEADROOM * accepted / elapsed / self.HOLD),
-                       "measured under the window")
+                       "measured under the window", rejected=False)
 
-    def _hold(self, now: float, c: float, reason: str) -> None:
+    def _hold(self, now: float, c: float, reason: str, rejected: bool = True) -> None:
         """The cap is c: send at HOLD x c, back at c after the probe time, then beyond."""
         self.cap_rate = max(self.RATE_MIN, c)
         self._probe_t0 = now
         self._probe_k = max(self.PROBE_MIN_S, self.PROBE_SENDS / self.cap_rate)
         self._last_cut = now
         rate = self.current_rate(now)
-        self._tat = now + (1.0 + self.PACE_BURST) / rate  # the server just said no: next send one interval on
+        if rejected:  # the server just said no: the next send one interval on
+            self._tat = now + (1.0 + self.PACE_BURST) / rate
         self._record(reason)
 
     # -- the gate ------------------------------------------------------------------------------------------

@@ -67,6 +67,7 @@ class AdaptiveLimiter:
         self.clock = clock
         self.cap = cap
         self.window = float(min(start, cap))
+        self._log_at = 2 * self.window
         self.rate = math.inf  # no pacing until the first rate signal
         self.in_flight = 0
         self.peak_in_flight = 0
@@ -280,7 +281,8 @@ class AdaptiveLimiter:
             return  # (nor while the rate is measured: the window is not cut then either)
         if self.slow_start:
             self.window = float(min(self.cap, self.window + self.SLOW_START_STEP))
-            if int(self.window) >= 2 * self.history[-1].limit if self.history else True:  # log doublings only
+            if self.window >= self._log_at:  # log each doubling, not every step
+                self._log_at = 2 * self.window
                 self._record("slow start")
             return
         self._window_acc += 1

@@ -47,7 +47,8 @@ class AdaptiveLimiter:
     CUTS_IN_ROW_S = 2.0  # cuts this close together ...
     CUTS_TO_MEASURE = 3  # ... this many times: the cap fell, measure it again
     RATE_HEADROOM = 2.0  # the probe goes past the cap, but not past this times the rate sends really went at
-    PACE_BURST = 2.0  # sends that may go at once after a scheduling delay (burst tolerance of the pacer)
+    PACE_BURST = 2.0
+    GATE_RECHECK_S = 0.1  # the async gate re-reads the pace at least this often while it waits  # sends that may go at once after a scheduling delay (burst tolerance of the pacer)
     SLOW_START_STEP = 1  # slow start: the window grows by this per answer while full (x2 per round trip at 1)
     WINDOW_PROBE_WINDOWS = 3  # after a window cut, +1 per this many windows of successes while the window is full
     LEVELS = 256  # recent outcomes kept with the number in flight at their send
@@ -163,7 +164,10 @@ class AdaptiveLimiter:
         """Seconds until the pacer and any Retry-After pause let the next request go (0: now)."""
         now = self.clock() if now is None else now
         rate = self.current_rate(now)
-        tat = self._tat - self.PACE_BURST / rate if not math.isinf(rate) else -math.inf
+        if math.isinf(rate):
+            return max(0.0, self._pause_until - now)
+        # (a schedule made at a slower pace never holds a send back longer than one interval at this one)
+        tat = min(self._tat, now + (1.0 + self.PACE_BURST) / rate) - self.PACE_BURST / rate
         return max(0.0, tat - now, self._pause_until - now)
 
     def on_send(self, now: float | None = None) -> None:
@@ -368,7 +372,8 @@ class AdaptiveLimiter:
         """Accepted sends per second of the measurement (time under a full window left out), pulled toward the
         prior rate at first; never above the rate that was rejected."""
         self._tick(now, self.in_flight >= int(self.window))
-        accepted = self._m_sends - self._m_rejects
+        # (a reject can be of a request that left just before the measurement began: never below none taken)
+        accepted = max(0, self._m_sends - self._m_rejects)
         est = (accepted + 1) / (self._m_time + 1.0 / self._m_prior_rate)
         return max(self.RATE_MIN, min(self._m_prior_rate, est))
 
@@ -383,7 +388,7 @@ class AdaptiveLimiter:
     def _check_measurement(self, now: float) -> None:
         if not self._measuring:
             return
-        accepted = self._m_sends - self._m_rejects
+        accepted = max(0, self._m_sends - self._m_rejects)
         elapsed = now - self._m_t0
         if self._m_time >= self.MEASURE_MIN_S and accepted >= self.MEASURE_SENDS or elapsed >= self.MEASURE_MAX_S:
             self._measuring = False
@@ -420,8 +425,8 @@ class AdaptiveLimiter:
             if math.isinf(wait):
                 changed.clear()
                 await changed.wait()  # a request came back
-            else:
-                await asyncio.sleep(wait)  # pacing: a release does not make it sooner
+            else:  # pacing; looked at again now and then, as the pace may change meanwhile
+                await asyncio.sleep(min(wait, self.GATE_RECHECK_S))
         return self.start()
 
     async def release(self, kind: Feedback, latency: float | None = None, tag: str = "",

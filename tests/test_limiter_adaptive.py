@@ -198,3 +198,15 @@ def test_deterministic():
     a = scenario(Server(rate=100, burst=10, latency=0.2, sigma=0.5), 1000, seed=3)[1]
     b = scenario(Server(rate=100, burst=10, latency=0.2, sigma=0.5), 1000, seed=3)[1]
     assert a == b
+
+
+def test_rejects_of_requests_sent_before_a_measurement_do_not_stall_the_gate():
+    # The runner times a request from a moment a little after the gate let it go, so a reject's send time can
+    # look later than it was: rejects of sends the measurement never counted must not drive the pace to zero.
+    lim, clock = make(16, 256)
+    ks = [lim.start() for _ in range(16)]
+    clock.advance(0.1)
+    for k in ks:
+        lim.finish("rate", 0.0, "429", None, k)  # all "sent" now, after the measurement began
+    assert lim.current_rate() >= 10
+    assert lim.send_delay() <= 1.0

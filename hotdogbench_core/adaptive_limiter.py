@@ -41,6 +41,7 @@ class AdaptiveLimiter:
     MEASURE_MIN_S = 0.5  # a measurement of the cap lasts at least this long (with the window not full) ...
     MEASURE_SENDS = 40  # ... and until this many sends were accepted during it (or MEASURE_MAX_S passed)
     MEASURE_MAX_S = 5.0
+    REMEASURE_FLOOR = 0.8  # a new measurement lowers the cap by at most this factor at once
     MEASURE_OVER = 1.1  # while measuring, send this much above the estimate: a cap is seen only while hit
     CUT = 0.97  # a probe's reject: the cap is taken to be this much under the pace that was rejected
     CUT_GRACE_S = 0.2  # rejects of requests sent this soon after a cut are still the old pace's
@@ -392,7 +393,12 @@ class AdaptiveLimiter:
         elapsed = now - self._m_t0
         if self._m_time >= self.MEASURE_MIN_S and accepted >= self.MEASURE_SENDS or elapsed >= self.MEASURE_MAX_S:
             self._measuring = False
-            self._hold(now, self._estimate(now), "measured")
+            est, reason = self._estimate(now), "measured"
+            if self.cap_rate is not None and est < self.REMEASURE_FLOOR * self.cap_rate:
+                # far under the cap measured before: a client starved of CPU sends little and measures little;
+                # come down in steps (a cap that really fell is measured again after a few more cuts)
+                est, reason = self.REMEASURE_FLOOR * self.cap_rate, "measured (stepped down)"
+            self._hold(now, est, reason)
         elif elapsed >= 2 * self.MEASURE_MIN_S and self._m_time < self.MEASURE_MIN_S / 2 \
                 and accepted >= self.MEASURE_SENDS:
             # the window held sends back nearly all along, so it is what holds the cap: keep the pace clear of it

@@ -210,3 +210,12 @@ def test_rejects_of_requests_sent_before_a_measurement_do_not_stall_the_gate():
         lim.finish("rate", 0.0, "429", None, k)  # all "sent" now, after the measurement began
     assert lim.current_rate() >= 10
     assert lim.send_delay() <= 1.0
+
+
+def test_follows_a_cap_that_falls():
+    clock = FakeClock()
+    lim = AdaptiveLimiter(8, 256, clock=clock)
+    out = run(lim, clock, Server(rate=100, burst=10, latency=0.2, sigma=0.5), 3000, changes={10.0: {"rate": 40}})
+    assert 34 <= lim.cap_rate <= 46
+    assert out.rejects / out.attempts <= 0.08
+    assert out.wall < 10 + (3000 - 1000) / 40 * 1.1

@@ -9,6 +9,8 @@ round), plus the runner with an httpx client on httpx-aiohttp's transport and wi
 pool, for comparison.
 memory: 20,000 photos of 100 KB (quick: 2,000) in a parquet written with small row groups and with a single
 row group; the runner, in a child process, asks them all from the same server; its peak RSS is reported.
+parallel: three models over the same photos against the simulator (0.2 s latency, at most 8 in flight per
+model, no cap), one after another and then with --parallel-models.
 """
 from __future__ import annotations
 
@@ -24,12 +26,12 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import REPO, FastServer, machine, table, write_photos  # noqa: E402
+from benchlib import REPO, FastServer, SimProcess, machine, table, write_photos  # noqa: E402
 
 import aiohttp  # noqa: E402
 import httpx  # noqa: E402
 
-from hotdogbench_core import RunSettings, load_dataset  # noqa: E402
+from hotdogbench_core import RunSettings, load_dataset, run_models  # noqa: E402
 from hotdogbench_core.models import CHAT_PATH, encode_body  # noqa: E402
 from hotdogbench_core.runner import ModelRun  # noqa: E402
 
@@ -147,10 +149,28 @@ def memory(quick: bool, tmp: Path) -> list[list]:
     return rows
 
 
+def parallel(quick: bool, tmp: Path) -> list[list]:
+    models = ["openai/gpt-6-luna", "typesafe/jev-1.14", "anthropic/claude-haiku-5.5"]
+    n = 150 if quick else 400
+    ds = load_dataset(write_photos(tmp / "parallel.parquet", n))
+    rows = []
+    with SimProcess({"latency_s": 0.2, "latency_sigma": 0.3}) as sim:
+        settings = RunSettings(api_key="sk-bench", base_url=sim.base_url, start_concurrency=8, max_concurrency=8)
+        for label, par in (("one after another (default)", False), ("--parallel-models", True)):
+            t0 = time.perf_counter()
+            res = asyncio.run(run_models(models, ds, settings, out=tmp / "par-out", run_name=label[:3], parallel=par))
+            wall = time.perf_counter() - t0
+            slowest = max(s["wall_s"] for s in res.summaries)
+            rows.append([f"3 models x {n} photos, {label}", f"{wall:.1f}", f"{slowest:.1f}",
+                         sum(s["answered"] for s in res.summaries)])
+            print(f"  {label}: {wall:.1f} s (slowest model {slowest:.1f} s)", flush=True)
+    return rows
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--only", choices=("overhead", "memory"))
+    ap.add_argument("--only", choices=("overhead", "memory", "parallel"))
     args = ap.parse_args(argv)
     print(f"# bench_client: {machine()}", flush=True)
     t0 = time.perf_counter()
@@ -166,6 +186,11 @@ def main(argv=None) -> int:
             print()
             print(table(rows, ["memory: runner in a child process", "peak RSS MB", "photos/s", "photos done",
                                "errors", "target"]))
+            print()
+        if args.only in (None, "parallel"):
+            rows = parallel(args.quick, tmp)
+            print()
+            print(table(rows, ["models in parallel", "run wall s", "slowest model s", "answered"]))
     print(f"\n(benchmark took {time.perf_counter() - t0:.0f} s)")
     return 0
 

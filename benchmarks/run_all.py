@@ -1,0 +1,17 @@
+"""Every benchmark of issue 5 in one run: the limiter scenarios (reference vs adaptive), then client overhead,
+memory and parallel models. About 9 minutes on 2 cores; --quick about 3.
+
+    uv run python benchmarks/run_all.py [--quick]
+"""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_client  # noqa: E402
+import bench_limiter  # noqa: E402
+
+if __name__ == "__main__":
+    quick = ["--quick"] if "--quick" in sys.argv[1:] else []
+    bench_limiter.main(quick)
+    print()
+    bench_client.main(quick)

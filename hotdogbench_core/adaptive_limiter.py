@@ -8,17 +8,21 @@ Two limits, each for the kind of cap it can see:
   just under C (HOLD x C) and probed upward on a cubic curve (flat near C, faster beyond), as CUBIC does.
   A token bucket's burst is no guide to its rate: the first measurement starts at the first reject, so a
   slow start into a big burst does not set R to the burst's rate.
-- an in-flight window W for in-flight caps. A reject while the window was full says the cap is below the
-  number in flight: W becomes the number of the other requests in flight (a measurement again, not x0.7),
-  and is probed up by one after a few round trips without a reject.
+- an in-flight window W for in-flight caps. Each outcome is kept with the number in flight when it was sent.
+  A reject at a level where lately more were rejected than taken says the cap is below that level: W becomes
+  the number of the other requests in flight (a measurement again, not x0.7), and is probed up by one after a
+  few windows of answers; the pace is then kept clear of the window. Under a rate cap, where some requests are
+  rejected at every level, the window is kept WINDOW_HEADROOM above the most ever taken, so it never binds.
 
 Only rate signals move the limits. Failures (5xx, malformed answers) and transport errors (dropped
 connections, timeouts) are noise to the limiter unless most recent outcomes fail (a failure storm), which is
 then treated as a rate signal. A Retry-After pauses new sends for a while (capped: it is a statement about the
 whole key, but an in-flight cap's Retry-After is only a guess), besides delaying the photo's own retry.
 
-The policy is synchronous and clock-driven (tests drive it with a fake clock); acquire/release are the async
-gate the runner uses, with the same interface as the reference AIMDLimiter.
+Every change is kept in a bounded history with its reason (observers are told), and the summary's concurrency
+block gets the policy, the measured cap, both traces and the settings. The policy is synchronous and
+clock-driven (wait_time/start/finish; tests drive it with a fake clock, tests/capsim.py models capped servers);
+acquire/release are the async gate the runner uses, with the same interface as the reference AIMDLimiter.
 """
 from __future__ import annotations
 
@@ -36,7 +40,7 @@ class AdaptiveLimiter:
 
     POLICY = "adaptive"
     HOLD = 0.98  # after measuring the cap C, send at HOLD x C ...
-    PROBE_MIN_S = 1.5  # ... and come back up to C after this long (at least) on a cubic curve,
+    PROBE_MIN_S = 3.0  # ... and come back up to C after this long (at least) on a cubic curve,
     PROBE_SENDS = 100  # or after this many sends, whichever is longer: few rejects per probe
     MEASURE_MIN_S = 0.5  # a measurement of the cap lasts at least this long (with the window not full) ...
     MEASURE_SENDS = 40  # ... and until this many sends were accepted during it (or MEASURE_MAX_S passed)
@@ -48,8 +52,8 @@ class AdaptiveLimiter:
     CUTS_IN_ROW_S = 2.0  # cuts this close together ...
     CUTS_TO_MEASURE = 3  # ... this many times: the cap fell, measure it again
     RATE_HEADROOM = 2.0  # the probe goes past the cap, but not past this times the rate sends really went at
-    PACE_BURST = 2.0
-    GATE_RECHECK_S = 0.1  # the async gate re-reads the pace at least this often while it waits  # sends that may go at once after a scheduling delay (burst tolerance of the pacer)
+    PACE_BURST = 2.0  # sends that may go at once after a scheduling delay (burst tolerance of the pacer)
+    GATE_RECHECK_S = 0.1  # the async gate re-reads the pace at least this often while it waits
     SLOW_START_STEP = 1  # slow start: the window grows by this per answer while full (x2 per round trip at 1)
     WINDOW_PROBE_WINDOWS = 3  # after a window cut, +1 per this many windows of successes while the window is full
     LEVELS = 256  # recent outcomes kept with the number in flight at their send
@@ -60,8 +64,8 @@ class AdaptiveLimiter:
     RATE_MIN = 0.05  # requests per second: the slowest the pacer goes
     RETRY_BASE_S = 0.1  # a retry without Retry-After waits up to this x 2**attempts: the pacer keeps the rate
     HISTORY = 10_000
-    SLOT_S = 0.05  # resolution of the send/reject log
-    LOG_S = 20.0  # how far back the send/reject log reaches
+    SLOT_S = 0.05  # resolution of the send log
+    LOG_S = 5.0  # how far back the send log reaches
 
     def __init__(self, start: int, cap: int, clock: Callable[[], float] = time.perf_counter):
         if start < 1 or cap < 1:
@@ -101,8 +105,8 @@ class AdaptiveLimiter:
         self._m_time = 0.0  # seconds of it during which the window was not full (the pacer was in charge)
         self._m_last = 0.0
         self._m_prior_rate = 0.0
-        # send and reject counts per SLOT_S slot, for the accepted-send rate over a recent window
-        self._slots: deque[list] = deque()  # [slot index, sends, rejects]
+        # sends per SLOT_S slot, for the send rate over a recent window
+        self._slots: deque[list] = deque()  # [slot index, sends]
         # window growth
         self._window_acc = 0
         self._outcomes: deque[bool] = deque(maxlen=self.STORM_SAMPLE)  # True = failed
@@ -186,27 +190,17 @@ class AdaptiveLimiter:
                 self._record("probe")  # log the curve's growth in steps, not on every send
 
     def _slot(self, t: float) -> list:
+        """The send log's slot for time t (sends only go forward in time)."""
         idx = int(t / self.SLOT_S)
         slots = self._slots
         if not slots or slots[-1][0] < idx:
-            slots.append([idx, 0, 0])
+            slots.append([idx, 0])
             while slots[0][0] < idx - self.LOG_S / self.SLOT_S:
                 slots.popleft()
-            return slots[-1]
-        for s in reversed(slots):  # an older slot (a reject of a request sent a while ago)
-            if s[0] == idx:
-                return s
-            if s[0] < idx:
-                break
-        return [idx, 0, 0]  # older than the log: counted nowhere
-
-    def accepted_rate(self, since: float, now: float) -> float:
-        """Sends the server accepted (not rejected) per second, for sends from `since` to now."""
-        lo = int(since / self.SLOT_S)
-        accepted = sum(s[1] - s[2] for s in self._slots if s[0] >= lo)
-        return accepted / max(now - since, self.SLOT_S)
+        return slots[-1]
 
     def send_rate(self, since: float, now: float) -> float:
+        """Requests sent per second from `since` to now."""
         lo = int(since / self.SLOT_S)
         return sum(s[1] for s in self._slots if s[0] >= lo) / max(now - since, self.SLOT_S)
 
@@ -297,7 +291,6 @@ class AdaptiveLimiter:
             self._record("window probe")
 
     def _on_reject(self, now: float, sent_at: float, k: int, tag: str, retry_after: float | None) -> None:
-        self._slot(sent_at)[2] += 1
         if retry_after is not None and retry_after > 0:
             until = now + min(retry_after, self.PAUSE_MAX_S)
             if until > self._pause_until:

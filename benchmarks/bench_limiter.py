@@ -47,8 +47,8 @@ NOTES = """Ideal wall: a rate cap: photos / rate + one median latency; the in-fl
 + one median latency (latency is lognormal, sigma 0.2, so the mean is 2% above the median: ~98% is the ceiling);
 the bucket: (photos - burst) / rate + one median latency. In the noise scenario failed attempts use the cap too
 (a 5xx or a dropped connection took a token), so ~94% is its ceiling. Latency is lognormal with median 0.2 s
-(0.3 s for the bucket), sigma 0.5 unless said; every run is ~100 median round trips long, so a slow start from
-8 in flight costs each policy about the same (the in-flight run is 150). Both policies use the same client, runner and retry cap (20
+(0.3 s for the bucket), sigma 0.5 unless said; runs are 100-150 median round trips long, so a slow start from
+8 in flight costs each policy about the same. Both policies use the same client, runner and retry cap (20
 attempts); a run longer than 2.5x its ideal is stopped and scored on the photos it settled."""
 
 
@@ -123,6 +123,10 @@ def main(argv=None) -> int:
                        "Retry-After violations", "photos done", "errors", "target", "met"]))
     print()
     print(NOTES)
+    if args.quick:
+        print("--quick: a quarter of the photos, so the slow start and the first measurement weigh about four times "
+              "as much;
+the targets are meant for the full run.")
     print(f"\n(benchmark took {time.perf_counter() - t_start:.0f} s)")
     return 0
 

@@ -5,6 +5,7 @@ simulator), and read the results back.
 """
 __version__ = "0.1.0"
 
+from .adaptive_limiter import AdaptiveLimiter
 from .answers import classify, parse_verdict
 from .dataset import DATA_URL, SAMPLE, Dataset, DatasetError, load_dataset
 from .keys import find_key
@@ -17,7 +18,7 @@ from .session import RunResult, run_models, run_models_sync
 
 __all__ = [
     "__version__", "classify", "parse_verdict", "DATA_URL", "SAMPLE", "Dataset", "DatasetError", "load_dataset",
-    "find_key", "AIMDLimiter", "LimitChange", "MODELS", "PRESETS", "QUESTION", "SCHEMA", "body_for",
+    "find_key", "AdaptiveLimiter", "AIMDLimiter", "LimitChange", "MODELS", "PRESETS", "QUESTION", "SCHEMA", "body_for",
     "resolve_models", "Result", "summarize", "DEFAULT_BASE_URL", "LimitChanged", "ModelFinished", "ModelRun",
     "ModelStarted", "PhotoDone", "RunError", "RunSettings", "RunResult", "run_models", "run_models_sync",
 ]

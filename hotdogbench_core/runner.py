@@ -6,7 +6,6 @@ notebooks. Every photo ends as a journaled result; the parquet and summary files
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import heapq
 import itertools
 import random
@@ -17,93 +16,16 @@ from typing import Callable
 
 import aiohttp
 import httpx
-from aiohttp.helpers import get_env_proxy_for_url
-from yarl import URL
 
-from .adaptive_limiter import AdaptiveLimiter
 from .answers import Answer, Failed, Fatal, Outcome, Retry, classify
 from .budget import CostBudget
 from .dataset import Dataset, Photo
 from .journal import Journal, journal_path, read_journal
-from .limiter import AIMDLimiter, LimitChange
 from .models import encode_body, endpoint_path, request_settings, uses_decisions
 from .results import Result, model_file_stem, summarize, summarize_statistics, write_results_parquet
-
-DEFAULT_BASE_URL = "https://openrouter.ai/api"
-# In-flight limit policies: "adaptive" (AdaptiveLimiter, the default) or "reference" (the original script's AIMD).
-LIMITERS = {"adaptive": AdaptiveLimiter, "reference": AIMDLimiter}
-LIMITER_POLICIES = tuple(LIMITERS)
-MAX_BODY_BYTES = 4 << 20  # a response larger than this is no verdict: refuse it instead of holding it
-
-
-class RunError(RuntimeError):
-    """A run cannot start or go on; the message says why and what to do."""
-
-
-@dataclass
-class RunSettings:
-    api_key: str = field(repr=False)  # never printed, logged or written
-    base_url: str = DEFAULT_BASE_URL
-    start_concurrency: int = 8
-    max_concurrency: int = 256
-    request_timeout: float = 120.0
-    max_attempts: int = 8
-    max_backoff_s: float = 20.0
-    repeats: int = 1  # ask each photo this many times (self-consistency)
-    seed: int | None = None  # for the back-off jitter
-    limiter: str = "adaptive"  # in-flight limit policy: "adaptive" or "reference" (see LIMITERS)
-
-    def __post_init__(self):
-        if self.start_concurrency < 1:
-            raise ValueError(f"--start-concurrency must be >= 1, got {self.start_concurrency}")
-        if self.max_concurrency < self.start_concurrency:
-            raise ValueError(f"--max-concurrency ({self.max_concurrency}) must be >= --start-concurrency "
-                             f"({self.start_concurrency})")
-        if self.repeats < 1:
-            raise ValueError(f"--repeats must be >= 1, got {self.repeats}")
-        if self.request_timeout <= 0:
-            raise ValueError(f"--request-timeout must be > 0, got {self.request_timeout}")
-        if self.limiter not in LIMITERS:
-            raise ValueError(f"--limiter must be one of {', '.join(LIMITERS)}, got {self.limiter!r}")
-        self.base_url = self.base_url.rstrip("/")
-
-    def public(self) -> dict:
-        """The settings as they may be written down: everything but the key."""
-        return {"base_url": self.base_url, "start_concurrency": self.start_concurrency,
-                "max_concurrency": self.max_concurrency, "request_timeout": self.request_timeout,
-                "max_attempts": self.max_attempts, "repeats": self.repeats, "limiter": self.limiter}
-
-
-# -- events ------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class ModelStarted:
-    model: str
-    total: int
-    already_done: int
-
-
-@dataclass(frozen=True)
-class PhotoDone:
-    model: str
-    result: Result
-    done: int
-    total: int
-
-
-@dataclass(frozen=True)
-class LimitChanged:
-    model: str
-    change: LimitChange
-
-
-@dataclass(frozen=True)
-class ModelFinished:
-    model: str
-    summary: dict
-
-
-Event = ModelStarted | PhotoDone | LimitChanged | ModelFinished
-
+from .settings import (DEFAULT_BASE_URL, LIMITER_POLICIES, LIMITERS, Event, LimitChanged, ModelFinished,  # noqa: F401
+                       ModelStarted, PhotoDone, RunError, RunSettings)
+from .transport import MAX_BODY_BYTES, TRANSPORT_ERRORS, new_client, post
 
 @dataclass(order=True)
 class _Pending:
@@ -191,21 +113,7 @@ class ModelRun:
         return self.limiter.in_flight
 
     def new_client(self) -> aiohttp.ClientSession:
-        """The default HTTP client: an aiohttp session, one connection per request in flight.
-
-        httpx's own connection pool slows sharply with hundreds of connections, and even its aiohttp transport
-        costs about half of the client's time in httpx's request and response objects; a plain aiohttp session
-        keeps the client far from being the bottleneck. TLS settings come from httpx (certifi); an HTTP(S)_PROXY
-        from the environment is honoured as httpx does (looked up once: aiohttp's trust_env would look it up in a
-        thread on every request); cookies are ignored. The per-request deadline is applied in _send.
-        """
-        cap = self.settings.max_concurrency
-        proxy, proxy_auth = None, None
-        with contextlib.suppress(LookupError):
-            proxy, proxy_auth = get_env_proxy_for_url(URL(self.url))
-        connector = aiohttp.TCPConnector(limit=cap, limit_per_host=0, ssl=httpx.create_ssl_context())
-        return aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=None),
-                                     cookie_jar=aiohttp.DummyCookieJar(), proxy=proxy, proxy_auth=proxy_auth)
+        return new_client(self.url, self.settings.max_concurrency)
 
     async def run(self, client: aiohttp.ClientSession | httpx.AsyncClient | None = None) -> dict:
         """Ask every photo still to ask. `client`: an aiohttp session or an httpx.AsyncClient (any transport);
@@ -344,45 +252,14 @@ class ModelRun:
         t0 = time.perf_counter()
         try:
             async with asyncio.timeout(self.settings.request_timeout):
-                if isinstance(client, httpx.AsyncClient):
-                    status, resp_headers, data = await self._post_httpx(client, body, headers)
-                else:
-                    status, resp_headers, data = await self._post_aiohttp(client, body, headers)
-        except (aiohttp.ClientError, httpx.HTTPError, OSError, TimeoutError) as e:
+                status, resp_headers, data = await post(client, self.url, body, headers)
+        except TRANSPORT_ERRORS as e:
             # dropped connection, stalled answer, stale keep-alive, refused connection: ask again
             return Retry(type(e).__name__, "transport", 0.0), None
         if data is None:
             return Failed(f"{status}: response body over {MAX_BODY_BYTES} bytes"), None
         latency = time.perf_counter() - t0
         return classify(status, resp_headers, data, decisions=self.decisions), latency
-
-    async def _post_aiohttp(self, session: aiohttp.ClientSession, body: bytes, headers: dict):
-        """(status, headers, body or None if over MAX_BODY_BYTES); headers answer .get() case-insensitively."""
-        async with session.post(self.url, data=body, headers=headers) as response:
-            chunks, size = [], 0
-            async for chunk in response.content.iter_any():
-                size += len(chunk)
-                if size > MAX_BODY_BYTES:  # leaving the block closes the connection: the rest is never read
-                    return response.status, response.headers, None
-                chunks.append(chunk)
-            return response.status, response.headers, b"".join(chunks)
-
-    async def _post_httpx(self, client: httpx.AsyncClient, body: bytes, headers: dict):
-        request = client.build_request("POST", self.url, content=body, headers=headers)
-        response = await client.send(request, stream=True)
-        try:
-            if response.is_stream_consumed:  # e.g. a MockTransport's response, read already
-                data = response.content
-                return response.status_code, response.headers, data if len(data) <= MAX_BODY_BYTES else None
-            chunks, size = [], 0
-            async for chunk in response.aiter_raw():
-                size += len(chunk)
-                if size > MAX_BODY_BYTES:
-                    return response.status_code, response.headers, None
-                chunks.append(chunk)
-        finally:
-            await response.aclose()
-        return response.status_code, response.headers, b"".join(chunks)
 
     async def _attempt(self, client, item: _Pending, reserved: float = 0.0) -> None:
         try:

@@ -125,8 +125,7 @@ def main(argv=None) -> int:
     print(NOTES)
     if args.quick:
         print("--quick: a quarter of the photos, so the slow start and the first measurement weigh about four times "
-              "as much;
-the targets are meant for the full run.")
+              "as much;\nthe targets are meant for the full run.")
     print(f"\n(benchmark took {time.perf_counter() - t_start:.0f} s)")
     return 0
 

@@ -3,6 +3,7 @@ memory and parallel models. About 9 minutes on 2 cores; --quick about 3.
 
     uv run python benchmarks/run_all.py [--quick]
 """
+import argparse
 import sys
 from pathlib import Path
 
@@ -11,7 +12,10 @@ import bench_client  # noqa: E402
 import bench_limiter  # noqa: E402
 
 if __name__ == "__main__":
-    quick = ["--quick"] if "--quick" in sys.argv[1:] else []
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="fewer photos and rounds (the targets are for the full run)")
+    args = ap.parse_args()
+    quick = ["--quick"] if args.quick else []
     bench_limiter.main(quick)
     print()
     bench_client.main(quick)

@@ -32,10 +32,10 @@ import time
 from collections import deque
 from typing import Callable
 
-from .limiter import Feedback, LimitChange
+from .limiter import Feedback, LimitChange, LimitHistory
 
 
-class AdaptiveLimiter:
+class AdaptiveLimiter(LimitHistory):
     """Paced rate measured at the cap, plus an in-flight window; failure noise ignored. See the module doc."""
 
     POLICY = "adaptive"
@@ -63,14 +63,13 @@ class AdaptiveLimiter:
     STORM_RATIO = 0.5  # failures above this share of them are treated as a rate signal
     RATE_MIN = 0.05  # requests per second: the slowest the pacer goes
     RETRY_BASE_S = 0.1  # a retry without Retry-After waits up to this x 2**attempts: the pacer keeps the rate
-    HISTORY = 10_000
     SLOT_S = 0.05  # resolution of the send log
     LOG_S = 5.0  # how far back the send log reaches
 
     def __init__(self, start: int, cap: int, clock: Callable[[], float] = time.perf_counter):
         if start < 1 or cap < 1:
             raise ValueError(f"concurrency must be >= 1 (start={start}, cap={cap})")
-        self.clock = clock
+        super().__init__(clock)
         self.cap = cap
         self.window = float(min(start, cap))
         self._log_at = 2 * self.window
@@ -83,9 +82,6 @@ class AdaptiveLimiter:
         self.failures = 0
         self.transport_errors = 0
         self.pauses = 0
-        self.t0 = clock()
-        self.history: deque[LimitChange] = deque(maxlen=self.HISTORY)
-        self._observers: list[Callable[[LimitChange], None]] = []
         # pacing (GCRA: theoretical arrival time of the next send) and Retry-After pause
         self._tat = -math.inf
         self._pause_until = -math.inf
@@ -133,20 +129,10 @@ class AdaptiveLimiter:
         """(seconds since start, paced requests per second or None for unpaced) on every recorded change."""
         return [(c.t, c.rate) for c in self.history]
 
-    def subscribe(self, observer: Callable[[LimitChange], None]) -> None:
-        self._observers.append(observer)
-
-    def restart_clock(self) -> None:
-        self.t0 = self.clock()
-
     def _record(self, reason: str) -> None:
         rate = self.current_rate()
         self._recorded_rate = rate
-        change = LimitChange(round(self.clock() - self.t0, 2), int(self.window), reason,
-                             None if math.isinf(rate) else round(rate, 2))
-        self.history.append(change)
-        for observer in self._observers:
-            observer(change)
+        self._announce(int(self.window), reason, None if math.isinf(rate) else round(rate, 2))
 
     # -- the send rate -------------------------------------------------------------------------------------
     def current_rate(self, now: float | None = None) -> float:

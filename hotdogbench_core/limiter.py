@@ -23,18 +23,42 @@ class LimitChange:
     rate: float | None = None  # paced requests per second, for limiters that pace (None: unpaced)
 
 
-class AIMDLimiter:
+class LimitHistory:
+    """What every limiter keeps: a clock, a bounded history of limit changes with reasons, and observers."""
+
+    HISTORY = 10_000  # bounded: a long run must not grow memory without end
+
+    def __init__(self, clock: Callable[[], float]):
+        self.clock = clock
+        self.t0 = clock()
+        self.history: deque[LimitChange] = deque(maxlen=self.HISTORY)
+        self._observers: list[Callable[[LimitChange], None]] = []
+
+    def subscribe(self, observer: Callable[[LimitChange], None]) -> None:
+        self._observers.append(observer)
+
+    def restart_clock(self) -> None:
+        self.t0 = self.clock()
+
+    def _announce(self, limit: int, reason: str, rate: float | None = None) -> LimitChange:
+        change = LimitChange(round(self.clock() - self.t0, 2), limit, reason, rate)
+        self.history.append(change)
+        for observer in self._observers:
+            observer(change)
+        return change
+
+
+class AIMDLimiter(LimitHistory):
     """Reference AIMD: the behaviour of hotdogbench.py's Limiter, kept as the baseline policy."""
 
     CUT_FACTOR = 0.7
     RETRY_BASE_S = 0.5  # a retry without Retry-After waits up to RETRY_BASE_S * 2**attempts (jittered), as the reference
     MIN_COOLDOWN_S = 1.0  # cut at most once per max(this, latency of the throttled request)
-    HISTORY = 10_000  # bounded: a long run must not grow memory without end
 
     def __init__(self, start: int, cap: int, clock: Callable[[], float] = time.perf_counter):
         if start < 1 or cap < 1:
             raise ValueError(f"concurrency must be >= 1 (start={start}, cap={cap})")
-        self.clock = clock
+        super().__init__(clock)
         self.cap = cap
         self._limit = float(min(start, cap))
         self.in_flight = 0
@@ -45,9 +69,6 @@ class AIMDLimiter:
         self.failures = 0
         self.transport_errors = 0
         self.last_cut = -float("inf")
-        self.t0 = clock()
-        self.history: deque[LimitChange] = deque(maxlen=self.HISTORY)
-        self._observers: list[Callable[[LimitChange], None]] = []
         self._cond: asyncio.Condition | None = None
 
     # -- state -------------------------------------------------------------------------------------
@@ -60,18 +81,9 @@ class AIMDLimiter:
         """(seconds since start, limit) on every change, as in the reference's summary."""
         return [(c.t, c.limit) for c in self.history]
 
-    def subscribe(self, observer: Callable[[LimitChange], None]) -> None:
-        self._observers.append(observer)
-
-    def restart_clock(self) -> None:
-        self.t0 = self.clock()
-
     def _set(self, value: float, reason: str) -> None:
         self._limit = value
-        change = LimitChange(round(self.clock() - self.t0, 2), int(value), reason)
-        self.history.append(change)
-        for observer in self._observers:
-            observer(change)
+        self._announce(int(value), reason)
 
     # -- the policy (synchronous, clock-driven: what the tests exercise) -------------------------------
     def on_success(self, latency: float | None = None) -> None:

@@ -18,6 +18,13 @@ def _has(df: pl.DataFrame, *cols: str) -> bool:
         df.select(pl.all_horizontal(pl.col(c).is_not_null() for c in cols).any()).item()
 
 
+def _ci_tooltip(df: pl.DataFrame, fmt: str) -> list:
+    """Tooltip fields for a 95% interval in columns lo/hi, when the frame has one."""
+    if not _has(df, "lo", "hi"):
+        return []
+    return [alt.Tooltip("lo:Q", format=fmt, title="95% CI lo"), alt.Tooltip("hi:Q", format=fmt, title="95% CI hi")]
+
+
 def _height(df: pl.DataFrame, col: str, minimum: int = 80) -> int:
     return max(minimum, ROW_PX * df[col].n_unique())
 
@@ -40,9 +47,7 @@ def accuracy_heatmap(cat: pl.DataFrame, title: str = "Accuracy by category") -> 
         return None
     cat = cat.with_columns(pct=(pl.col("accuracy") * 100).round(0))
     tooltip = ["label", "category", alt.Tooltip("accuracy:Q", format=".1%"), "n"]
-    if _has(cat, "lo", "hi"):
-        tooltip += [alt.Tooltip("lo:Q", format=".1%", title="95% CI lo"),
-                    alt.Tooltip("hi:Q", format=".1%", title="95% CI hi")]
+    tooltip += _ci_tooltip(cat, ".1%")
     base = alt.Chart(cat).encode(x=alt.X("category:N", title=None, axis=alt.Axis(labelAngle=-30)),
                                  y=alt.Y("label:N", title=None))
     rect = base.mark_rect().encode(
@@ -126,9 +131,7 @@ def pairs_heatmap(pairs: pl.DataFrame, title: str = "Accuracy difference (row mi
     df = pairs.with_columns(pp=(pl.col("accuracy_diff") * 100).round(1))
     tooltip = ["a", "b", alt.Tooltip("accuracy_diff:Q", format="+.1%"), alt.Tooltip("mcnemar_p:Q", format=".3g"),
                "both_answered", "a_only_right", "b_only_right"]
-    if _has(df, "lo", "hi"):
-        tooltip += [alt.Tooltip("lo:Q", format="+.1%", title="95% CI lo"),
-                    alt.Tooltip("hi:Q", format="+.1%", title="95% CI hi")]
+    tooltip += _ci_tooltip(df, "+.1%")
     base = alt.Chart(df).encode(x=alt.X("b:N", title=None, axis=alt.Axis(labelAngle=-30)),
                                 y=alt.Y("a:N", title=None))
     rect = base.mark_rect().encode(

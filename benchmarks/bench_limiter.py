@@ -83,10 +83,22 @@ def run_one(name: str, policy: str, photos: int, seed: int, tmp: Path) -> dict:
     done = mr.done
     ideal = ideal_of(done) if done else float("nan")
     attempts = stats["requests"]
-    return {"scenario": name, "policy": policy, "util": 100 * ideal / mr.wall_s,
+    return {"scenario": name, "policy": policy, "seed": seed, "util": 100 * ideal / mr.wall_s,
             "throttled": 100 * stats["rate_limited"] / max(1, attempts), "wall": mr.wall_s, "ideal": ideal,
             "violations": violations(stats), "done": done, "photos": photos, "stopped": mr.stop_reason,
-            "errors": sum(1 for r in mr.results.values() if r.error)}
+            "errors": sum(1 for r in mr.results.values() if r.error), "diagnosis": diagnosis(mr)}
+
+
+def diagnosis(mr: ModelRun) -> str:
+    """What to look at when a run falls short: the limiter's changes (not the probe's steps) and the retry tail."""
+    lim = mr.limiter
+    changes = [f"{c.t:.1f}s {c.reason} -> {c.limit}" + (f" @{c.rate}/s" if c.rate else "")
+               for c in lim.history if c.reason != "probe"]
+    most = max((len(r.retries) for r in mr.results.values()), default=0)
+    head = f"cap {getattr(lim, 'cap_rate', None)}/s, window {lim.limit}, most retries of one photo {most}"
+    if len(changes) > 24:
+        changes = changes[:12] + [f"... {len(changes) - 24} more ..."] + changes[-12:]
+    return head + "\n      " + "\n      ".join(changes)
 
 
 def main(argv=None) -> int:
@@ -118,6 +130,9 @@ def main(argv=None) -> int:
                       f"wall {r['wall']:6.1f}s  ideal {r['ideal']:6.1f}s  RA violations {r['violations']}"
                       + (f"  ({r['stopped']})" if r["stopped"] else "")
                       + (f"  all runs: {[round(x['util'], 1) for x in runs]}" if len(runs) > 1 else ""), flush=True)
+                for x in runs:  # a run below target says why, so an outlier can be understood
+                    if x["util"] < u_target:
+                        print(f"    below target (seed {x['seed']}, {x['util']:.1f}%): {x['diagnosis']}", flush=True)
     print()
     print(table(rows, ["scenario", "policy", "utilization %", "throttled %", "wall s", "ideal s",
                        "Retry-After violations", "photos done", "errors", "target", "met"]))

@@ -13,6 +13,10 @@ Two limits, each for the kind of cap it can see:
   the number of the other requests in flight (a measurement again, not x0.7), and is probed up by one after a
   few windows of answers; the pace is then kept clear of the window. Under a rate cap, where some requests are
   rejected at every level, the window is kept WINDOW_HEADROOM above the most ever taken, so it never binds.
+  The first reject of a slow start looks like an in-flight cap under a rate cap too: if the rate measurement
+  after it finds the window in charge (no rate cap seen), the limiter goes unpaced with the window growing again
+  until the next reject tells the two apart. Rejects of requests sent above a window that has come down since are
+  old news.
 
 Only rate signals move the limits. Failures (5xx, malformed answers) and transport errors (dropped
 connections, timeouts) are noise to the limiter unless most recent outcomes fail (a failure storm), which is
@@ -95,14 +99,15 @@ class AdaptiveLimiter(LimitHistory):
         self._recorded_rate = math.inf  # last rate written to the history (growth is logged in steps)
         # a measurement in progress: since when, sends and rejects since then, the rate before it
         self._measuring = False
+        self._under_window = False  # a measurement found the window, not a rate cap, in charge: unpaced
         self._m_t0 = 0.0
         self._m_sends = 0
         self._m_rejects = 0
         self._m_time = 0.0  # seconds of it during which the window was not full (the pacer was in charge)
         self._m_last = 0.0
         self._m_prior_rate = 0.0
-        # sends per SLOT_S slot, for the send rate over a recent window
-        self._slots: deque[list] = deque()  # [slot index, sends]
+        # sends and answers per SLOT_S slot, for rates over a recent window
+        self._slots: deque[list] = deque()  # [slot index, sends, answered]
         # window growth
         self._window_acc = 0
         self._outcomes: deque[bool] = deque(maxlen=self.STORM_SAMPLE)  # True = failed
@@ -180,15 +185,15 @@ class AdaptiveLimiter(LimitHistory):
         idx = int(t / self.SLOT_S)
         slots = self._slots
         if not slots or slots[-1][0] < idx:
-            slots.append([idx, 0])
+            slots.append([idx, 0, 0])
             while slots[0][0] < idx - self.LOG_S / self.SLOT_S:
                 slots.popleft()
         return slots[-1]
 
-    def send_rate(self, since: float, now: float) -> float:
-        """Requests sent per second from `since` to now."""
-        lo = int(since / self.SLOT_S)
-        return sum(s[1] for s in self._slots if s[0] >= lo) / max(now - since, self.SLOT_S)
+    def send_rate(self, since: float, now: float, answered: bool = False) -> float:
+        """Requests sent (answered=True: answered successfully) per second from `since` to now."""
+        lo, column = int(since / self.SLOT_S), 2 if answered else 1
+        return sum(s[column] for s in self._slots if s[0] >= lo) / max(now - since, self.SLOT_S)
 
     # -- the policy (synchronous, clock-driven: what the tests exercise) -----------------------------------
     def feedback(self, kind: Feedback, latency: float | None = None, tag: str = "",
@@ -216,6 +221,7 @@ class AdaptiveLimiter(LimitHistory):
             return
         if kind == "success":
             self.successes += 1
+            self._slot(now)[2] += 1
             self._outcomes.append(False)
             self._grow_window()
             if self._measuring:
@@ -286,12 +292,15 @@ class AdaptiveLimiter(LimitHistory):
         counted = self._measuring and sent_at >= self._m_t0
         if counted:
             self._m_rejects += 1
-        evidence = 1 < k <= int(self.window) + 1 and self._in_flight_evidence(k)
+        above = k > int(self.window) + 1  # sent above the window as it is now: the window cut since answered it
+        evidence = 1 < k and not above and self._in_flight_evidence(k)
         if self._measuring:  # the window is not cut while the rate is measured, but may open up
-            if not evidence:
+            if not evidence and not above:
                 self._window_room(tag)
             if counted:
                 self._update_measurement(now, f"measure {tag}")
+            return
+        if above:
             return
         # An in-flight cap: rejected with more in flight than the server lately takes -> the window goes to the
         # number in flight besides it (a measurement, not a guess), and the pace is not to blame. The first
@@ -301,14 +310,17 @@ class AdaptiveLimiter(LimitHistory):
                 self.window = float(k - 1)
                 self._window_acc = 0
                 self._record(f"window {tag}")
+            if self._under_window:
+                return  # unpaced, the window in charge: it alone answers an in-flight cap
             if self.cap_rate is not None:
-                sent = self.send_rate(now - 1.0, now)
+                sent = self.send_rate(now - 1.0, now, answered=True)  # (rejects come back at once: not them)
                 rate = self.current_rate(now)
                 clear = self.WINDOW_HEADROOM * sent
                 if sent < 0.9 * rate < clear:  # the window is in charge: the pace must not come to bind too
                     self._hold(now, clear / self.HOLD, "pace clear of the window", rejected=False)
                 return
         else:
+            self._under_window = False  # rejected at a level the server takes: a rate cap after all
             self._window_room(tag)
         if sent_at < self._last_cut + max(self.CUT_GRACE_S, 2.0 / self.current_rate(now)):
             return  # sent at the old pace, or before the new one could show: the last cut answered it
@@ -380,10 +392,12 @@ class AdaptiveLimiter(LimitHistory):
             self._hold(now, est, reason)
         elif elapsed >= 2 * self.MEASURE_MIN_S and self._m_time < self.MEASURE_MIN_S / 2 \
                 and accepted >= self.MEASURE_SENDS:
-            # the window held sends back nearly all along, so it is what holds the cap: keep the pace clear of it
+            # The window held sends back nearly all along, so no rate cap was seen: the reject that set the
+            # window (the first of a slow start, often: a rate cap's looks the same) is all there is. Unpaced
+            # again, the window grows as in slow start until the next reject says which cap it is.
             self._measuring = False
-            self._hold(now, max(self.RATE_MIN, self.WINDOW_HEADROOM * accepted / elapsed / self.HOLD),
-                       "measured under the window", rejected=False)
+            self.cap_rate, self.rate, self.slow_start, self._under_window = None, math.inf, True, True
+            self._record("measured under the window")
 
     def _hold(self, now: float, c: float, reason: str, rejected: bool = True) -> None:
         """The cap is c: send at HOLD x c, back at c after the probe time, then beyond."""

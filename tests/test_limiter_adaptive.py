@@ -219,3 +219,43 @@ def test_follows_a_cap_that_falls():
     assert 34 <= lim.cap_rate <= 46
     assert out.rejects / out.attempts <= 0.08
     assert out.wall < 10 + (3000 - 1000) / 40 * 1.1
+
+
+def test_a_rate_caps_first_reject_mistaken_for_an_in_flight_cap_is_not_kept():
+    # Under a 100/s bucket with a burst of 10, seed 4's slow start meets its first 429 at 19 in flight, which
+    # looks like an in-flight cap of 18. The window held the rate under the cap while it was measured, so no
+    # rate cap was seen; before the fix the pace was then guessed from the window and crept up for ~10 s (93.6%).
+    lim, out = scenario(Server(rate=100, burst=10, latency=0.2, sigma=0.5), 2000, seed=4)
+    reasons = [c.reason for c in lim.history]
+    assert "measured under the window" in reasons
+    after = reasons[reasons.index("measured under the window"):]
+    assert "measured" in after  # the rate cap was then found and measured
+    assert (2000 / 100 + 0.2) / out.wall >= 0.96
+    assert 90 <= lim.cap_rate <= 110
+
+
+@pytest.mark.parametrize("name, server, photos, ideal, floor", [
+    ("rate", dict(rate=100, burst=10, latency=0.2, sigma=0.5), 2000, 2000 / 100 + 0.2, 0.96),
+    ("retry-after", dict(rate=100, burst=10, latency=0.2, sigma=0.5, retry_after="exact"), 2000, 2000 / 100 + 0.2,
+     0.96),
+    ("inflight", dict(max_in_flight=20, latency=0.2, sigma=0.2), 2000, 2000 / 100 + 0.2, 0.95),
+])
+def test_no_seed_falls_far_short(name, server, photos, ideal, floor):
+    # The worst of 10 seeds, not the median: before the fix, 3 of 30 rate-cap seeds fell under 96% (93.6% worst)
+    worst = min(ideal / scenario(Server(**server), photos, seed=seed)[1].wall for seed in range(10))
+    assert worst >= floor
+
+
+def test_a_reject_sent_above_the_window_after_a_cut_changes_nothing_more():
+    # An in-flight cap: a cut to 19 answers every reject of the requests sent at 20 and more before it.
+    lim, clock = make(32, 256)
+    ks = [lim.start() for _ in range(24)]
+    clock.advance(0.2)
+    for k in ks[:19]:
+        lim.finish("success", 0.2, "", None, k)
+    lim.finish("rate", 0.001, "429", None, ks[19])  # sent at 20 in flight: the cap is 19
+    assert lim.limit == 19
+    history = len(lim.history)
+    for k in ks[20:]:  # sent at 21..24, before the cut: old news
+        lim.finish("rate", 0.001, "429", None, k)
+    assert lim.limit == 19 and len(lim.history) == history

@@ -103,6 +103,7 @@ class AdaptiveLimiter(LimitHistory):
         self._m_t0 = 0.0
         self._m_sends = 0
         self._m_rejects = 0
+        self._m_rate_rejects = 0  # of them, rejects at levels the server takes (a rate cap's, not the window's)
         self._m_time = 0.0  # seconds of it during which the window was not full (the pacer was in charge)
         self._m_last = 0.0
         self._m_prior_rate = 0.0
@@ -296,6 +297,7 @@ class AdaptiveLimiter(LimitHistory):
         evidence = 1 < k and not above and self._in_flight_evidence(k)
         if self._measuring:  # the window is not cut while the rate is measured, but may open up
             if not evidence and not above:
+                self._m_rate_rejects += counted
                 self._window_room(tag)
             if counted:
                 self._update_measurement(now, f"measure {tag}")
@@ -346,7 +348,7 @@ class AdaptiveLimiter(LimitHistory):
         rate = self.current_rate(now)
         if math.isinf(rate):  # unpaced: the rate we were sending at
             rate = max(self.send_rate(now - max(self.SLOT_S * 4, 0.25), now), 1.0)
-        self._measuring, self._m_t0, self._m_sends, self._m_rejects = True, now, 0, 0
+        self._measuring, self._m_t0, self._m_sends, self._m_rejects, self._m_rate_rejects = True, now, 0, 0, 0
         self._m_prior_rate = rate
         self._m_time, self._m_last = 0.0, now
         self.rate = rate
@@ -384,6 +386,14 @@ class AdaptiveLimiter(LimitHistory):
         elapsed = now - self._m_t0
         if self._m_time >= self.MEASURE_MIN_S and accepted >= self.MEASURE_SENDS or elapsed >= self.MEASURE_MAX_S:
             self._measuring = False
+            if not self._m_rate_rejects and self.cap_rate is None:
+                # Sending above what was taken, nothing was rejected at a level the server takes: no rate cap
+                # here. The reject that started this was the window's (an in-flight cap, which the window
+                # answers): pacing at what the window let through would only add a second, wrong limit.
+                self.rate, self._under_window = math.inf, True
+                self.slow_start = not self._m_rejects  # nothing rejected at all: the window may grow again
+                self._record("measured: no rate cap")
+                return
             est, reason = self._estimate(now), "measured"
             if self.cap_rate is not None and est < self.REMEASURE_FLOOR * self.cap_rate:
                 # far under the cap measured before: a client starved of CPU sends little and measures little;

@@ -259,3 +259,20 @@ def test_a_reject_sent_above_the_window_after_a_cut_changes_nothing_more():
     for k in ks[20:]:  # sent at 21..24, before the cut: old news
         lim.finish("rate", 0.001, "429", None, k)
     assert lim.limit == 19 and len(lim.history) == history
+
+
+@pytest.mark.parametrize("start, cap", [(16, 40), (19, 40), (19, 20)])
+def test_an_in_flight_cap_met_early_is_not_paced_at_what_slow_start_sent(start, cap):
+    # Slow start from near the cap meets the first 429 before it sends at full speed; the rate measurement that
+    # follows then sees no rate cap (nothing rejected at a level the server takes). Before the fix it paced at
+    # what slow start had sent: 76% at worst here (16 -> 40), 90% median (19 -> 40).
+    worst, reasons = 1.0, set()
+    for seed in range(5):
+        clock = FakeClock()
+        lim = AdaptiveLimiter(start, 256, clock=clock)
+        out = run(lim, clock, Server(max_in_flight=cap, latency=0.2, sigma=0.2), 2000, seed=seed, max_attempts=20)
+        worst = min(worst, (2000 / (cap / 0.2) + 0.2) / out.wall)
+        reasons |= {c.reason for c in lim.history}
+        assert out.max_in_flight_seen <= cap
+    assert worst >= 0.95
+    assert "measured" not in reasons  # no rate was measured: there is no rate cap

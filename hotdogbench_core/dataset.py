@@ -155,12 +155,12 @@ class Dataset:
         """Photos with their bytes, in file order, `batch` at a time; only those in `ids` when given."""
         labels = {p.id: p for p in self.photos}
         for rb in self._batches(batch):
-            id_col, img_col = rb.column(0).to_pylist(), rb.column(1)
-            for i, pid in enumerate(id_col):
+            # (a batch's bytes at once: a pyarrow scalar per photo costs more than the batch's copy)
+            for pid, image in zip(rb.column(0).to_pylist(), rb.column(1).to_pylist()):
                 if ids is not None and pid not in ids:
                     continue
                 p = labels[pid]
-                yield Photo(p.id, p.category, p.is_hot_dog, p.scored, p.open_images_id, img_col[i].as_py())
+                yield Photo(p.id, p.category, p.is_hot_dog, p.scored, p.open_images_id, image)
 
     def images(self, ids: list[int]) -> dict[int, bytes]:
         """Image bytes for a few ids (thumbnails, galleries)."""

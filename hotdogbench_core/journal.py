@@ -2,19 +2,24 @@
 
 One JSON object per line. A photo's final result is written (and handed to the OS) before it counts as
 done, so a killed process loses at most the requests still in flight; fsync runs periodically and on close.
-A half-written last line (the process died mid-write) is ignored on reading.
+Inside a running event loop, results that arrive in the same loop iteration are handed to the OS together at
+its end (one write instead of one per photo); the runner counts them done only then. A half-written last line
+(the process died mid-write) is ignored on reading.
 """
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from .results import Result, model_file_stem
 
 FSYNC_EVERY_S = 1.0
+_ENCODE = json.JSONEncoder(separators=(",", ":")).encode  # one encoder: json.dumps builds one per call
 
 
 def journal_path(run_dir: Path, model: str) -> Path:
@@ -39,14 +44,21 @@ class Journal:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._f = open(self.path, "ab")
         self._last_sync = time.monotonic()
+        self._pending: list[Callable[[], None]] = []  # what to do once the batch of results is in the OS's hands
 
     def _write(self, obj: dict) -> None:
-        self._f.write((json.dumps(obj, separators=(",", ":")) + "\n").encode())
+        self._f.write((_ENCODE(obj) + "\n").encode())
+        self._flush()
+
+    def _flush(self) -> None:
         self._f.flush()  # in the OS's hands now: survives the process being killed
         now = time.monotonic()
         if now - self._last_sync >= FSYNC_EVERY_S:
             os.fsync(self._f.fileno())
             self._last_sync = now
+        pending, self._pending = self._pending, []
+        for then in pending:
+            then()
 
     def header(self, **info) -> None:
         self._write({"type": "header", **info})
@@ -55,8 +67,18 @@ class Journal:
         """A session begins; if it never writes its end (killed), its wall time runs to its last result."""
         self._write({"type": "start", "at": round(time.time(), 3)})
 
-    def result(self, res: Result) -> None:
-        self._write({"type": "result", **res.to_json(), "at": round(time.time(), 3)})
+    def result(self, res: Result, then: Callable[[], None] | None = None) -> None:
+        """Write one final result. With `then` (inside a running event loop), the write is handed to the OS at
+        the end of this loop iteration together with the others written in it, and `then` runs after that."""
+        # (the dataclass's own __dict__, in field order: no copy of each field, once per photo)
+        line = {"type": "result", **vars(res), "at": round(time.time(), 3)}
+        if then is None:
+            self._write(line)
+            return
+        self._f.write((_ENCODE(line) + "\n").encode())
+        if not self._pending:
+            asyncio.get_running_loop().call_soon(self._flush)
+        self._pending.append(then)
 
     def session(self, **info) -> None:
         self._write({"type": "session", **info})
@@ -64,7 +86,7 @@ class Journal:
     def close(self) -> None:
         if self._f.closed:
             return
-        self._f.flush()
+        self._flush()  # (and runs what waited for it)
         os.fsync(self._f.fileno())
         self._f.close()
 

@@ -7,6 +7,7 @@ one overshoot counts once. Dropped connections leave the limit alone.
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -115,6 +116,17 @@ class AIMDLimiter(LimitHistory):
             self.on_throttle(latency, tag or kind)
 
     # -- the gate -----------------------------------------------------------------------------------
+    def wait_time(self, now: float | None = None) -> float:
+        """0 if a request may start now, inf while the limit is reached (the same synchronous gate as the
+        adaptive limiter's, which also paces)."""
+        return 0.0 if self.in_flight < int(self._limit) else math.inf
+
+    def start(self, now: float | None = None) -> int:
+        """A request starts now (when wait_time() is 0); returns the number in flight, itself included."""
+        self.in_flight += 1
+        self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        return self.in_flight
+
     def _condition(self) -> asyncio.Condition:
         if self._cond is None:
             self._cond = asyncio.Condition()
@@ -125,9 +137,7 @@ class AIMDLimiter(LimitHistory):
         cond = self._condition()
         async with cond:
             await cond.wait_for(lambda: self.in_flight < int(self._limit))
-            self.in_flight += 1
-            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
-            return self.in_flight
+            return self.start()
 
     async def release(self, kind: Feedback, latency: float | None = None, tag: str = "",
                       retry_after: float | None = None, sent_in_flight: int | None = None) -> None:

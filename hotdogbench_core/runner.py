@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
+import math
 import random
 import time
 from dataclasses import dataclass, field
@@ -38,6 +39,8 @@ class _Pending:
 class ModelRun:
     """One model over one dataset: live counters for a UI to poll, and the loop that does the work."""
 
+    GATE_RECHECK_S = 0.1  # while the pacer holds a send back, the gate is looked at again at least this often
+
     def __init__(self, model: str, dataset: Dataset, settings: RunSettings, run_dir: Path, *,
                  resume: bool = False, on_event: Callable[[Event], None] | None = None,
                  budget: CostBudget | None = None):
@@ -57,7 +60,6 @@ class ModelRun:
         self.stop_reason: str | None = None
         self.fatal_hint = ""
         self._grace_s: float | None = None  # after a stop, how long requests in flight may still take
-        self._stop_event = asyncio.Event()
         self._wake = asyncio.Event()  # an attempt ended, or a stop: the scheduler looks again
         self.started_at: float | None = None
         self.wall_s = 0.0
@@ -105,7 +107,6 @@ class ModelRun:
             self.stop_reason = reason
         if grace_s is not None:
             self._grace_s = grace_s if self._grace_s is None else min(self._grace_s, grace_s)
-        self._stop_event.set()
         self._wake.set()
 
     @property
@@ -207,26 +208,23 @@ class ModelRun:
                 await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _acquire_slot(self) -> int | None:
-        """A slot under the limit (returns the number in flight with it), or None if the run stops meanwhile."""
-        wait_time = getattr(self.limiter, "wait_time", None)  # the adaptive limiter also paces
-        free_now = wait_time() <= 0 if wait_time else self.limiter.in_flight < self.limiter.limit
-        if free_now:
-            sent_in_flight = await self.limiter.acquire()  # no wait: no need to race the stop
-        else:
-            acquire = asyncio.ensure_future(self.limiter.acquire())
-            stopped = asyncio.ensure_future(self._stop_event.wait())
-            await asyncio.wait({acquire, stopped}, return_when=asyncio.FIRST_COMPLETED)
-            stopped.cancel()
-            if not acquire.done():
-                acquire.cancel()
-                await asyncio.gather(acquire, return_exceptions=True)
-            if acquire.cancelled():
-                return None
-            sent_in_flight = acquire.result()
-        if self.stop_reason is not None:
-            await self.limiter.release("transport", sent_in_flight=sent_in_flight)
-            return None
-        return sent_in_flight
+        """A slot under the limit (returns the number in flight with it), or None if the run stops meanwhile.
+
+        Waits on the run's own wake-up (set when an attempt ends and on a stop) or a timer for the pacer, not on
+        the limiter's async gate: no task per wait, so a full window costs little per photo."""
+        limiter = self.limiter
+        while self.stop_reason is None:
+            wait = limiter.wait_time()
+            if wait <= 0:
+                return limiter.start()
+            self._wake.clear()
+            # pacing: look again when the pacer allows, or sooner (its pace may change meanwhile)
+            timer = None if math.isinf(wait) else \
+                asyncio.get_running_loop().call_later(min(wait, self.GATE_RECHECK_S), self._wake.set)
+            await self._wake.wait()
+            if timer is not None:
+                timer.cancel()
+        return None
 
     async def _drain(self, tasks: set[asyncio.Task]) -> None:
         """Let requests in flight finish (they are paid for), or give them the grace a stop allowed."""
@@ -310,7 +308,11 @@ class ModelRun:
         return None
 
     def _settle(self, res: Result) -> None:
-        self._journal.result(res)  # durable first: only then does it count as done
+        # durable first: it counts as done once the journal has handed it to the OS (with the other results of
+        # this loop iteration, at its end: one write for them all)
+        self._journal.result(res, then=lambda: self._settled(res))
+
+    def _settled(self, res: Result) -> None:
         self.results[res.key] = res
         self.done += 1
         self._emit(PhotoDone(self.model, res, self.done, self.total))

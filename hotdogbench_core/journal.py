@@ -70,8 +70,7 @@ class Journal:
     def result(self, res: Result, then: Callable[[], None] | None = None) -> None:
         """Write one final result. With `then` (inside a running event loop), the write is handed to the OS at
         the end of this loop iteration together with the others written in it, and `then` runs after that."""
-        # (the dataclass's own __dict__, in field order: no copy of each field, once per photo)
-        line = {"type": "result", **vars(res), "at": round(time.time(), 3)}
+        line = {"type": "result", **res.to_json(), "at": round(time.time(), 3)}
         if then is None:
             self._write(line)
             return

@@ -39,7 +39,7 @@ def test_journal_roundtrip_and_torn_last_line(tmp_path):
         f.write(b'{"type":"result","id":3,"categ')  # killed mid-write
     st = read_journal(p)
     assert st.header == {"model": "m", "dataset_sha256": "abc"}
-    assert sorted(st.results) == [(1, 0), (2, 0)] and st.results[(1, 0)].retries == ["429"]
+    assert sorted(st.results) == [(1, 0), (2, 0)] and st.results[(1, 0)].retries == ("429",)
     assert st.sessions == [{"wall_s": 1.5}]
 
 

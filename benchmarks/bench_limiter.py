@@ -130,8 +130,8 @@ def main(argv=None) -> int:
                       f"wall {r['wall']:6.1f}s  ideal {r['ideal']:6.1f}s  RA violations {r['violations']}"
                       + (f"  ({r['stopped']})" if r["stopped"] else "")
                       + (f"  all runs: {[round(x['util'], 1) for x in runs]}" if len(runs) > 1 else ""), flush=True)
-                for x in runs:  # a run below target says why, so an outlier can be understood
-                    if x["util"] < u_target:
+                for x in runs:  # an adaptive run below target says why, so an outlier can be understood
+                    if x["util"] < u_target and policy == "adaptive":
                         print(f"    below target (seed {x['seed']}, {x['util']:.1f}%): {x['diagnosis']}", flush=True)
     print()
     print(table(rows, ["scenario", "policy", "utilization %", "throttled %", "wall s", "ideal s",

@@ -36,6 +36,7 @@ import time
 from collections import deque
 from typing import Callable
 
+from .cap_measurement import CapMeasurement
 from .limiter import Feedback, LimitChange, LimitHistory
 
 
@@ -97,16 +98,8 @@ class AdaptiveLimiter(LimitHistory):
         self._cuts_in_row = 0
         self._headroom_idx, self._headroom = -1, math.inf
         self._recorded_rate = math.inf  # last rate written to the history (growth is logged in steps)
-        # a measurement in progress: since when, sends and rejects since then, the rate before it
-        self._measuring = False
+        self._m: CapMeasurement | None = None  # a measurement of the cap in progress
         self._under_window = False  # a measurement found the window, not a rate cap, in charge: unpaced
-        self._m_t0 = 0.0
-        self._m_sends = 0
-        self._m_rejects = 0
-        self._m_rate_rejects = 0  # of them, rejects at levels the server takes (a rate cap's, not the window's)
-        self._m_time = 0.0  # seconds of it during which the window was not full (the pacer was in charge)
-        self._m_last = 0.0
-        self._m_prior_rate = 0.0
         # sends and answers per SLOT_S slot, for rates over a recent window
         self._slots: deque[list] = deque()  # [slot index, sends, answered]
         # window growth
@@ -143,7 +136,7 @@ class AdaptiveLimiter(LimitHistory):
     # -- the send rate -------------------------------------------------------------------------------------
     def current_rate(self, now: float | None = None) -> float:
         """The paced rate now: during a probe it follows the cubic curve up from HOLD x C."""
-        if self.cap_rate is None or self._measuring:
+        if self.cap_rate is None or self._m is not None:
             return self.rate
         now = self.clock() if now is None else now
         dt = now - self._probe_t0 - self._probe_k
@@ -174,9 +167,9 @@ class AdaptiveLimiter(LimitHistory):
         if not math.isinf(rate):
             self._tat = max(self._tat, now - self.PACE_BURST / rate) + 1.0 / rate
         self._slot(now)[1] += 1
-        if self._measuring:
-            self._m_sends += 1
-        if not self._measuring and self.cap_rate is not None:
+        if self._m is not None:
+            self._m.sends += 1
+        elif self.cap_rate is not None:
             rate_now = self.current_rate(now)
             if rate_now > self._recorded_rate * 1.1 or (rate_now >= self.cap_rate > self._recorded_rate):
                 self._record("probe")  # log the curve's growth in steps, not on every send
@@ -204,8 +197,8 @@ class AdaptiveLimiter(LimitHistory):
         now = self.clock()
         sent_at = now - (latency or 0.0)
         k = self.in_flight if sent_in_flight is None else sent_in_flight
-        if self._measuring:
-            self._tick(now, self.in_flight >= int(self.window))
+        if self._m is not None:
+            self._m.tick(now, self.in_flight >= int(self.window))
         self._levels.append((k, kind == "rate"))
         if kind in ("failure", "transport"):
             if kind == "failure":
@@ -225,7 +218,7 @@ class AdaptiveLimiter(LimitHistory):
             self._slot(now)[2] += 1
             self._outcomes.append(False)
             self._grow_window()
-            if self._measuring:
+            if self._m is not None:
                 self.rate = self._measuring_rate(now)
                 self._check_measurement(now)
             return
@@ -241,8 +234,8 @@ class AdaptiveLimiter(LimitHistory):
 
     def start(self, now: float | None = None) -> int:
         """A request starts now (call when wait_time() is 0); returns the number in flight, itself included."""
-        if self._measuring:
-            self._tick(self.clock() if now is None else now, self.in_flight >= int(self.window))
+        if self._m is not None:
+            self._m.tick(self.clock() if now is None else now, self.in_flight >= int(self.window))
         self.in_flight += 1
         self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
         self.on_send(now)
@@ -269,7 +262,7 @@ class AdaptiveLimiter(LimitHistory):
     def _grow_window(self) -> None:
         """A request came back while the window was full (it, not the pacer, held sends back): slow start adds
         one per such answer (doubling per round trip); later, one per WINDOW_PROBE_WINDOWS windows of them."""
-        if self.in_flight < int(self.window) or self.window >= self.cap or self._measuring:
+        if self.in_flight < int(self.window) or self.window >= self.cap or self._m is not None:
             return  # (nor while the rate is measured: the window is not cut then either)
         if self.slow_start:
             self.window = float(min(self.cap, self.window + self.SLOW_START_STEP))
@@ -290,14 +283,14 @@ class AdaptiveLimiter(LimitHistory):
                 self._pause_until = until
                 self.pauses += 1
         self.slow_start = False
-        counted = self._measuring and sent_at >= self._m_t0
+        counted = self._m is not None and self._m.counts(sent_at)
         if counted:
-            self._m_rejects += 1
+            self._m.rejects += 1
         above = k > int(self.window) + 1  # sent above the window as it is now: the window cut since answered it
         evidence = 1 < k and not above and self._in_flight_evidence(k)
-        if self._measuring:  # the window is not cut while the rate is measured, but may open up
+        if self._m is not None:  # the window is not cut while the rate is measured, but may open up
             if not evidence and not above:
-                self._m_rate_rejects += counted
+                self._m.rate_rejects += counted
                 self._window_room(tag)
             if counted:
                 self._update_measurement(now, f"measure {tag}")
@@ -348,31 +341,18 @@ class AdaptiveLimiter(LimitHistory):
         rate = self.current_rate(now)
         if math.isinf(rate):  # unpaced: the rate we were sending at
             rate = max(self.send_rate(now - max(self.SLOT_S * 4, 0.25), now), 1.0)
-        self._measuring, self._m_t0, self._m_sends, self._m_rejects, self._m_rate_rejects = True, now, 0, 0, 0
-        self._m_prior_rate = rate
-        self._m_time, self._m_last = 0.0, now
+        self._m = CapMeasurement(now, rate)
         self.rate = rate
         self._tat = min(self._tat, now)
         self._record(f"measure {tag}")
 
-    def _tick(self, now: float, window_full: bool) -> None:
-        """Measurement time runs only while the window is not full: a full window, not the cap, held sends back."""
-        if self._measuring:
-            if not window_full:
-                self._m_time += max(0.0, now - self._m_last)
-            self._m_last = now
-
     def _estimate(self, now: float) -> float:
-        """Accepted sends per second of the measurement (time under a full window left out), pulled toward the
-        prior rate at first; never above the rate that was rejected."""
-        self._tick(now, self.in_flight >= int(self.window))
-        # (a reject can be of a request that left just before the measurement began: never below none taken)
-        accepted = max(0, self._m_sends - self._m_rejects)
-        est = (accepted + 1) / (self._m_time + 1.0 / self._m_prior_rate)
-        return max(self.RATE_MIN, min(self._m_prior_rate, est))
+        self._m.tick(now, self.in_flight >= int(self.window))
+        return self._m.estimate(self.RATE_MIN)
 
     def _measuring_rate(self, now: float) -> float:
-        return min(self._m_prior_rate, self._estimate(now) * self.MEASURE_OVER)
+        """While measuring, send a little above the estimate: a cap is seen only while it is hit."""
+        return min(self._m.prior_rate, self._estimate(now) * self.MEASURE_OVER)
 
     def _update_measurement(self, now: float, reason: str) -> None:
         self.rate = self._measuring_rate(now)
@@ -380,32 +360,32 @@ class AdaptiveLimiter(LimitHistory):
         self._check_measurement(now)
 
     def _check_measurement(self, now: float) -> None:
-        if not self._measuring:
+        m = self._m
+        if m is None:
             return
-        accepted = max(0, self._m_sends - self._m_rejects)
-        elapsed = now - self._m_t0
-        if self._m_time >= self.MEASURE_MIN_S and accepted >= self.MEASURE_SENDS or elapsed >= self.MEASURE_MAX_S:
-            self._measuring = False
-            if not self._m_rate_rejects and self.cap_rate is None:
+        verdict = m.verdict(now, self.MEASURE_MIN_S, self.MEASURE_SENDS, self.MEASURE_MAX_S)
+        if verdict == "done":
+            self._m = None
+            est = m.estimate(self.RATE_MIN)
+            if not m.rate_rejects and self.cap_rate is None:
                 # Sending above what was taken, nothing was rejected at a level the server takes: no rate cap
                 # here. The reject that started this was the window's (an in-flight cap, which the window
                 # answers): pacing at what the window let through would only add a second, wrong limit.
                 self.rate, self._under_window = math.inf, True
-                self.slow_start = not self._m_rejects  # nothing rejected at all: the window may grow again
+                self.slow_start = not m.rejects  # nothing rejected at all: the window may grow again
                 self._record("measured: no rate cap")
                 return
-            est, reason = self._estimate(now), "measured"
+            reason = "measured"
             if self.cap_rate is not None and est < self.REMEASURE_FLOOR * self.cap_rate:
                 # far under the cap measured before: a client starved of CPU sends little and measures little;
                 # come down in steps (a cap that really fell is measured again after a few more cuts)
                 est, reason = self.REMEASURE_FLOOR * self.cap_rate, "measured (stepped down)"
             self._hold(now, est, reason)
-        elif elapsed >= 2 * self.MEASURE_MIN_S and self._m_time < self.MEASURE_MIN_S / 2 \
-                and accepted >= self.MEASURE_SENDS:
+        elif verdict == "under the window":
             # The window held sends back nearly all along, so no rate cap was seen: the reject that set the
             # window (the first of a slow start, often: a rate cap's looks the same) is all there is. Unpaced
             # again, the window grows as in slow start until the next reject says which cap it is.
-            self._measuring = False
+            self._m = None
             self.cap_rate, self.rate, self.slow_start, self._under_window = None, math.inf, True, True
             self._record("measured under the window")
 

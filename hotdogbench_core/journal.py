@@ -51,6 +51,8 @@ class Journal:
         self._flush()
 
     def _flush(self) -> None:
+        if self._f.closed:
+            return  # closed in the same loop iteration: close() flushed it and ran what waited
         self._f.flush()  # in the OS's hands now: survives the process being killed
         now = time.monotonic()
         if now - self._last_sync >= FSYNC_EVERY_S:

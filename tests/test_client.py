@@ -47,6 +47,31 @@ def test_stalled_request_times_out_as_a_transport_retry(ds, tmp_path):
     assert summary["errors"] == len(ds)
 
 
+def test_a_stop_wins_over_the_deadline_watchdog(ds, tmp_path):
+    # Requests stalled past their deadline are cancelled by the watchdog (a retry); a stop with a grace cancels
+    # them too. Either way the run ends soon, without an unhandled error, and nothing unanswered is journaled.
+    cfg = SimConfig(seed=0, latency_s=0.0, stall=1.0, stall_s=30.0)
+    errors = []
+
+    async def main(sim):
+        asyncio.get_running_loop().set_exception_handler(lambda loop, context: errors.append(context))
+        mr = ModelRun(MODEL, ds, RunSettings(api_key="sk-test", base_url=sim.base_url, request_timeout=0.4,
+                                             max_attempts=50), tmp_path / "out")
+        task = asyncio.create_task(mr.run())
+        await asyncio.sleep(1.0)  # past a deadline or two: the watchdog has cancelled and retried some
+        mr.stop("test", grace_s=0.1)
+        await asyncio.wait_for(task, 10)
+        return mr
+
+    with Simulator(cfg) as sim:
+        t0 = time.perf_counter()
+        mr = asyncio.run(main(sim))
+        took = time.perf_counter() - t0
+    assert took < 5 and errors == []
+    assert mr.limiter.transport_errors >= len(ds)  # every photo's first attempt timed out at least once
+    assert mr.results == {} and mr.stop_reason == "test"  # nothing settled: a resume asks them all
+
+
 def test_dropped_connections_are_transport_retries(ds, tmp_path):
     cfg = SimConfig(seed=0, latency_s=0.001, drop_connection=0.5)
     with Simulator(cfg) as sim:

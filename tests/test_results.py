@@ -63,3 +63,30 @@ def test_killed_session_wall_runs_to_its_last_result(tmp_path):
     st = read_journal(p)
     assert [s["wall_s"] for s in st.sessions] == [3.5, 4.25]
     assert st.sessions[0]["stop_reason"] == "killed"
+
+
+def test_results_of_one_loop_iteration_are_written_together_and_counted_after(tmp_path):
+    import asyncio
+
+    p = tmp_path / "m.jsonl"
+    done = []
+
+    errors = []
+
+    async def main():
+        asyncio.get_running_loop().set_exception_handler(lambda loop, context: errors.append(context))
+        j = Journal(p)
+        for i in (1, 2, 3):
+            j.result(Result(id=i, open_images_id=None, category="c", is_hot_dog=True, pred=True),
+                     then=lambda i=i: done.append(i))
+        assert done == [] and p.read_bytes() == b""  # buffered: not counted before it is in the OS's hands
+        await asyncio.sleep(0)  # the end of this loop iteration
+        assert done == [1, 2, 3] and len(p.read_bytes().splitlines()) == 3
+        j.result(Result(id=4, open_images_id=None, category="c", is_hot_dog=True), then=lambda: done.append(4))
+        j.close()  # closing in the same iteration writes it and counts it; the scheduled flush then does nothing
+        assert done == [1, 2, 3, 4]
+        await asyncio.sleep(0)
+
+    asyncio.run(main())
+    assert errors == []  # (a flush after close would raise in the loop's callback)
+    assert sorted(read_journal(p).results) == [(1, 0), (2, 0), (3, 0), (4, 0)]

@@ -71,8 +71,10 @@ class Outcome:
 
 
 def run(limiter, clock: FakeClock, server: Server, photos: int, *, seed: int = 0, max_attempts: int = 8,
-        max_backoff: float = 20.0, changes: dict[float, dict] | None = None, until: float | None = None) -> Outcome:
-    """Ask `photos` photos; `changes` {seconds from start: {server field: value}} alters the server mid-run."""
+        max_backoff: float = 20.0, changes: dict[float, dict] | None = None, until: float | None = None,
+        hold_slots: bool = False) -> Outcome:
+    """Ask `photos` photos; `changes` {seconds from start: {server field: value}} alters the server mid-run.
+    hold_slots: a throttled request keeps its slot (counts in flight) until its retry goes, which may always go."""
     rng = random.Random(seed)
     t_start = clock()
     events: list = []  # (time, seq, kind, payload)
@@ -99,10 +101,12 @@ def run(limiter, clock: FakeClock, server: Server, photos: int, *, seed: int = 0
             if retries and retries[0][0] <= now:
                 item = heapq.heappop(retries)
             elif fresh > 0:
-                item = (now, 0, 0, None)
+                item = (now, 0, 0, None, False)  # (not before, seq, attempts, Retry-After deadline, holds a slot)
             if item is None:
                 break
-            wait = limiter.wait_time(now)
+            if item[4]:
+                limiter.in_flight -= 1  # its own slot, kept since the 429: start() takes it again
+            wait = 0.0 if item[4] else limiter.wait_time(now)
             if wait > 0:
                 if item[2] == 0:
                     pass  # fresh photo goes back (it was not taken)
@@ -150,6 +154,9 @@ def run(limiter, clock: FakeClock, server: Server, photos: int, *, seed: int = 0
         if admitted:
             server.in_flight -= 1
         limiter.finish(fb, lat, "429" if fb == "rate" else fb, ra, k)
+        held = hold_slots and fb == "rate" and n_attempts < max_attempts
+        if held:
+            limiter.in_flight += 1  # kept until the retry goes
         if fb == "success":
             done += 1
             continue
@@ -161,7 +168,7 @@ def run(limiter, clock: FakeClock, server: Server, photos: int, *, seed: int = 0
         base = getattr(limiter, "RETRY_BASE_S", None) or getattr(getattr(limiter, "lim", None), "RETRY_BASE_S", 0.5)
         delay = ra if ra is not None else 0.0 if fb == "transport" else \
             min(max_backoff, base * 2 ** n_attempts) * rng.random()
-        heapq.heappush(retries, (clock() + delay, seq, n_attempts, clock() + ra if ra is not None else None))
+        heapq.heappush(retries, (clock() + delay, seq, n_attempts, clock() + ra if ra is not None else None, held))
         seq += 1
     return Outcome(clock() - t_start, attempts, rejects, failures, early, peak)
 
@@ -171,6 +178,14 @@ class ReferenceGate:
 
     def __init__(self, lim):
         self.lim = lim
+
+    @property
+    def in_flight(self) -> int:
+        return self.lim.in_flight
+
+    @in_flight.setter
+    def in_flight(self, value: int) -> None:
+        self.lim.in_flight = value
 
     def wait_time(self, now=None):
         return 0.0 if self.lim.in_flight < self.lim.limit else math.inf

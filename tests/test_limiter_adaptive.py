@@ -276,3 +276,13 @@ def test_an_in_flight_cap_met_early_is_not_paced_at_what_slow_start_sent(start, 
         assert out.max_in_flight_seen <= cap
     assert worst >= 0.95
     assert "measured" not in reasons  # no rate was measured: there is no rate cap
+
+
+def test_the_model_can_hold_a_throttled_requests_slot_until_its_retry():
+    # (the variant bench_model.py --hold-slots measures) a 429 then leaves the reference AIMD's slot taken, so the
+    # next send cannot take it at once: throttling falls; every photo still settles and nothing is stuck
+    server = dict(rate=100, burst=10, latency=0.2, sigma=0.5)
+    _, free = scenario(Server(**server), 1000, policy="reference")
+    lim, held = scenario(Server(**server), 1000, policy="reference", hold_slots=True)
+    assert free.rejects / free.attempts > 0.10 and held.rejects / held.attempts < 0.05
+    assert lim.lim.in_flight == 0  # every held slot was taken back by its retry

@@ -1,5 +1,5 @@
-"""Every benchmark of issue 5 in one run: the limiter scenarios (reference vs adaptive), then client overhead,
-memory and parallel models. About 9 minutes on 2 cores; --quick about 3.
+"""Every benchmark of issue 5 in one run: the limiter scenarios (reference vs adaptive) over HTTP and on the
+fake-clock model, then client overhead, memory and parallel models. About 9 minutes on 2 cores; --quick about 3.
 
     uv run python benchmarks/run_all.py [--quick]
 """
@@ -10,6 +10,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_client  # noqa: E402
 import bench_limiter  # noqa: E402
+import bench_model  # noqa: E402
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -17,5 +18,7 @@ if __name__ == "__main__":
     args = ap.parse_args()
     quick = ["--quick"] if args.quick else []
     bench_limiter.main(quick)
+    print()
+    bench_model.main(["--seeds", "10" if args.quick else "30"])
     print()
     bench_client.main(quick)

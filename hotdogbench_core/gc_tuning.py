@@ -19,15 +19,18 @@ FULL_COLLECTION_EVERY = 10  # x Python's default: full collections after this ma
 
 _depth = 0
 _saved: tuple[int, int, int] | None = None
+_froze = False  # whether we froze (a program that froze objects itself keeps its own freeze, untouched)
 
 
 @contextlib.contextmanager
 def tuned_for_run() -> Iterator[None]:
-    global _depth, _saved
+    global _depth, _saved, _froze
     if _depth == 0:
         _saved = gc.get_threshold()
         gen0, gen1, gen2 = _saved
-        gc.freeze()
+        _froze = gc.get_freeze_count() == 0
+        if _froze:
+            gc.freeze()
         gc.set_threshold(gen0, gen1, gen2 * FULL_COLLECTION_EVERY)
     _depth += 1
     try:
@@ -36,5 +39,6 @@ def tuned_for_run() -> Iterator[None]:
         _depth -= 1
         if _depth == 0 and _saved is not None:
             gc.set_threshold(*_saved)
-            gc.unfreeze()
-            _saved = None
+            if _froze:
+                gc.unfreeze()
+            _saved, _froze = None, False

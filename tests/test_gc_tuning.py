@@ -38,3 +38,14 @@ def test_restored_when_the_run_fails(threshold):
         with tuned_for_run():
             raise RuntimeError("boom")
     assert gc.get_threshold() == threshold and gc.get_freeze_count() == 0
+
+
+def test_a_programs_own_freeze_is_left_alone(threshold):
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with tuned_for_run():
+            assert gc.get_freeze_count() == frozen
+        assert gc.get_freeze_count() == frozen  # not unfrozen by the run
+    finally:
+        gc.unfreeze()

@@ -25,15 +25,14 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import REPO, FastServer, SimProcess, machine, table, write_photos  # noqa: E402
+from benchlib import REPO, FastServer, SimProcess, machine, table, write_photos
 
-import aiohttp  # noqa: E402
-import httpx  # noqa: E402
+import aiohttp
+import httpx
 
-from hotdogbench_core import RunSettings, load_dataset, run_models  # noqa: E402
-from hotdogbench_core.models import CHAT_PATH, encode_body  # noqa: E402
-from hotdogbench_core.runner import ModelRun  # noqa: E402
+from hotdogbench_core import RunSettings, load_dataset, run_models
+from hotdogbench_core.protocol.models import CHAT_PATH, encode_body
+from hotdogbench_core.run.runner import ModelRun
 
 MODEL = "openai/gpt-6-luna"
 IN_FLIGHT = 256
@@ -104,7 +103,7 @@ MEMORY_CHILD = r"""
 import asyncio, json, resource, sys, tempfile, time
 from pathlib import Path
 from hotdogbench_core import RunSettings, load_dataset
-from hotdogbench_core.runner import ModelRun
+from hotdogbench_core.run.runner import ModelRun
 path, base_url = sys.argv[1], sys.argv[2]
 t0 = time.perf_counter()
 ds = load_dataset(path)

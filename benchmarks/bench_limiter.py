@@ -16,11 +16,10 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import SimProcess, machine, table, write_photos  # noqa: E402
+from benchlib import SimProcess, machine, table, write_photos
 
-from hotdogbench_core import RunSettings, load_dataset  # noqa: E402
-from hotdogbench_core.runner import ModelRun  # noqa: E402
+from hotdogbench_core import RunSettings, load_dataset
+from hotdogbench_core.run.runner import ModelRun
 
 MODEL = "openai/gpt-6-luna"
 LAT = 0.2

@@ -1,4 +1,4 @@
-"""Limiter policies on the fake-clock model of capped servers (tests/capsim.py): many seeds in seconds, no sockets.
+"""Limiter policies on the fake-clock model of capped servers (hotdogbench_core/sim/capmodel.py): many seeds in seconds, no sockets.
 
     uv run python benchmarks/bench_model.py [--seeds 30] [--hold-slots]
 
@@ -15,14 +15,12 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import REPO, machine, table  # noqa: E402
+from benchlib import REPO, machine, table
 
-sys.path.insert(0, str(REPO / "tests"))
-from capsim import FakeClock, ReferenceGate, Server, run  # noqa: E402
+from hotdogbench_core.sim.capmodel import FakeClock, ReferenceGate, Server, run
 
-from hotdogbench_core.adaptive_limiter import AdaptiveLimiter  # noqa: E402
-from hotdogbench_core.limiter import AIMDLimiter  # noqa: E402
+from hotdogbench_core.limit.adaptive import AdaptiveLimiter
+from hotdogbench_core.limit.aimd import AIMDLimiter
 
 # name: (what, Server fields, photos, ideal wall(photos))
 SCENARIOS = {

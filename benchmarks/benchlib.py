@@ -18,13 +18,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
 
 # -- the project's simulator in a child process ---------------------------------------------------------------
 def _sim_child(conn, config: dict) -> None:
-    from hotdogbench_core.simulator import SimConfig, Simulator
+    from hotdogbench_core.sim.app import SimConfig, Simulator
 
     sim = Simulator(SimConfig.from_dict(config))
     sim.start()

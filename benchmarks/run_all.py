@@ -7,10 +7,9 @@ import argparse
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_client  # noqa: E402
-import bench_limiter  # noqa: E402
-import bench_model  # noqa: E402
+import bench_client
+import bench_limiter
+import bench_model
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -3,18 +3,18 @@
 The public surface is small: load a dataset, choose models, run them against OpenRouter (or the bundled
 simulator), and read the results back.
 """
-__version__ = "0.1.0"
+from ._version import __version__
 
-from .adaptive_limiter import AdaptiveLimiter
-from .answers import classify, parse_verdict
-from .dataset import DATA_URL, SAMPLE, Dataset, DatasetError, load_dataset
-from .keys import find_key
-from .limiter import AIMDLimiter, LimitChange
-from .models import MODELS, PRESETS, QUESTION, SCHEMA, body_for, resolve_models
-from .results import Result, summarize
-from .runner import (DEFAULT_BASE_URL, LimitChanged, ModelFinished, ModelRun, ModelStarted, PhotoDone, RunError,
+from .limit.adaptive import AdaptiveLimiter
+from .protocol.answers import classify, parse_verdict
+from .store.dataset import DATA_URL, SAMPLE, Dataset, DatasetError, load_dataset
+from .run.keys import find_key
+from .limit.aimd import AIMDLimiter, LimitChange
+from .protocol.models import MODELS, PRESETS, QUESTION, SCHEMA, body_for, resolve_models
+from .store.results import Result, summarize
+from .run.runner import (DEFAULT_BASE_URL, LimitChanged, ModelFinished, ModelRun, ModelStarted, PhotoDone, RunError,
                      RunSettings)
-from .session import RunResult, run_models, run_models_sync
+from .run.session import RunResult, run_models, run_models_sync
 
 __all__ = [
     "__version__", "classify", "parse_verdict", "DATA_URL", "SAMPLE", "Dataset", "DatasetError", "load_dataset",

@@ -6,11 +6,13 @@ app = marimo.App(width="medium", app_title="hotdogbench: report")
 with app.setup(hide_code=True):
     import marimo as mo
 
-    from hotdogbench_core import charts, nbargs
-    from hotdogbench_core import report as rp
-    from hotdogbench_core.html_report import (OFFLINE_NAME, build_offline_report, frame_html, gallery_html,
+    from hotdogbench_core.report import charts
+
+    from hotdogbench_core.ui import notebook as nbargs
+    from hotdogbench_core.report import runs as rp
+    from hotdogbench_core.report.html import (OFFLINE_NAME, build_offline_report, frame_html, gallery_html,
                                               leaderboard_html, write_offline_report)
-    from hotdogbench_core.thumbs import thumbnails
+    from hotdogbench_core.report.thumbs import thumbnails
 
 
 @app.cell(hide_code=True)

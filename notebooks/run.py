@@ -11,15 +11,17 @@ with app.setup(hide_code=True):
     import marimo as mo
     import polars as pl
 
-    from hotdogbench_core import charts, nbargs
-    from hotdogbench_core import report as rp
-    from hotdogbench_core.estimate import PricingUnavailable, describe_total, estimate_costs, past_tokens, pricing_for
-    from hotdogbench_core.html_report import frame_html, thumb_strip_html
-    from hotdogbench_core.keys import find_key, mask
-    from hotdogbench_core.live import REFRESH_S, TARGETS, LiveRun, RunPlan, run_plan
-    from hotdogbench_core.runner import RunError
-    from hotdogbench_core.session import default_run_name
-    from hotdogbench_core.thumbs import preview_ids, thumbnails
+    from hotdogbench_core.report import charts
+
+    from hotdogbench_core.ui import notebook as nbargs
+    from hotdogbench_core.report import runs as rp
+    from hotdogbench_core.run.estimate import PricingUnavailable, describe_total, estimate_costs, past_tokens, pricing_for
+    from hotdogbench_core.report.html import frame_html, thumb_strip_html
+    from hotdogbench_core.run.keys import find_key, mask
+    from hotdogbench_core.ui.live import REFRESH_S, TARGETS, LiveRun, RunPlan, run_plan
+    from hotdogbench_core.run.runner import RunError
+    from hotdogbench_core.run.session import default_run_name
+    from hotdogbench_core.report.thumbs import preview_ids, thumbnails
 
 
 @app.cell(hide_code=True)

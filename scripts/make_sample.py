@@ -11,7 +11,7 @@ and saved as JPEG (quality 85):
 
 The script lays them out as FOLDER/<category>/*.jpg, FOLDER/extras/ (two unscored jokes, labelled in
 extras/labels.csv) and FOLDER/sources.csv (source with attribution, licence), then calls
-hotdogbench_core.build_dataset.build_dataset(FOLDER, data/sample.parquet, per_group=None).
+hotdogbench_core.store.build_dataset.build_dataset(FOLDER, data/sample.parquet, per_group=None).
 
 To rebuild (from the repository root; needs apt, npm, and the PyPI package cairosvg, which is only
 needed here and so is not a project dependency):
@@ -40,7 +40,7 @@ from PIL import Image, ImageDraw, ImageFilter, ImageFont
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from hotdogbench_core.build_dataset import build_dataset  # noqa: E402
+from hotdogbench_core.store.build_dataset import build_dataset  # noqa: E402
 
 NOTO_FONT = Path("/usr/share/fonts/truetype/noto/NotoColorEmoji.ttf")
 CAPTION_FONT = Path("/usr/share/fonts/truetype/dejavu/DejaVuSerif-Italic.ttf")

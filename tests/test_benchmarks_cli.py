@@ -4,7 +4,7 @@ import sys
 
 import pytest
 
-from conftest import REPO
+from support.paths import REPO
 
 SCRIPTS = sorted(p.name for p in (REPO / "benchmarks").glob("*.py") if p.name != "benchlib.py")
 

@@ -1,0 +1,142 @@
+"""Altair chart builders, shared by the notebooks and the offline HTML report.
+
+Each takes a frame from hotdogbench_core.report.runs (or live.py) and returns an altair chart, or None when there
+is nothing to draw. Widths are fixed (not "container") so the same spec renders in a notebook and as SVG.
+Error bars are drawn wherever the frame carries CI bounds (lo/hi columns), and skipped where it doesn't.
+"""
+from __future__ import annotations
+
+import altair as alt
+import polars as pl
+
+WIDTH = 520
+ROW_PX = 22
+
+
+def _has(df: pl.DataFrame, *cols: str) -> bool:
+    return all(c in df.columns for c in cols) and df.height > 0 and \
+        df.select(pl.all_horizontal(pl.col(c).is_not_null() for c in cols).any()).item()
+
+
+def _ci_tooltip(df: pl.DataFrame, fmt: str) -> list:
+    """Tooltip fields for a 95% interval in columns lo/hi, when the frame has one."""
+    if not _has(df, "lo", "hi"):
+        return []
+    return [alt.Tooltip("lo:Q", format=fmt, title="95% CI lo"), alt.Tooltip("hi:Q", format=fmt, title="95% CI hi")]
+
+
+def _height(df: pl.DataFrame, col: str, minimum: int = 80) -> int:
+    return max(minimum, ROW_PX * df[col].n_unique())
+
+
+def category_counts(counts: dict[str, int], title: str = "Photos per category") -> alt.Chart | None:
+    if not counts:
+        return None
+    df = pl.DataFrame({"category": list(counts), "photos": list(counts.values())})
+    bars = alt.Chart(df).mark_bar().encode(
+        x=alt.X("photos:Q", title="photos"), y=alt.Y("category:N", sort="-x", title=None),
+        color=alt.condition(alt.datum.category == "hot_dog", alt.value("#d9480f"), alt.value("#868e96")),
+        tooltip=["category", "photos"])
+    text = bars.mark_text(align="left", dx=3).encode(text="photos:Q", color=alt.value("black"))
+    return (bars + text).properties(width=WIDTH - 120, height=_height(df, "category"), title=title)
+
+
+def accuracy_heatmap(cat: pl.DataFrame, title: str = "Accuracy by category") -> alt.Chart | None:
+    """Models down, categories across, accuracy as colour and text; n and CI in the tooltip."""
+    if not cat.height:
+        return None
+    cat = cat.with_columns(pct=(pl.col("accuracy") * 100).round(0))
+    tooltip = ["label", "category", alt.Tooltip("accuracy:Q", format=".1%"), "n"]
+    tooltip += _ci_tooltip(cat, ".1%")
+    base = alt.Chart(cat).encode(x=alt.X("category:N", title=None, axis=alt.Axis(labelAngle=-30)),
+                                 y=alt.Y("label:N", title=None))
+    rect = base.mark_rect().encode(
+        color=alt.Color("accuracy:Q", scale=alt.Scale(scheme="redyellowgreen", domain=[0.5, 1.0], clamp=True),
+                        legend=alt.Legend(format="%")),
+        tooltip=tooltip)
+    text = base.mark_text(fontSize=11).encode(text=alt.Text("pct:Q", format=".0f"))
+    return (rect + text).properties(width=max(WIDTH - 160, 42 * cat["category"].n_unique()),
+                                    height=_height(cat, "label", 60), title=title)
+
+
+def accuracy_bars(lb: pl.DataFrame, title: str = "Accuracy") -> alt.Chart | None:
+    if not lb.height or not _has(lb, "accuracy"):
+        return None
+    base = alt.Chart(lb).encode(y=alt.Y("label:N", sort="-x", title=None))
+    bars = base.mark_bar(color="#4c6ef5").encode(
+        x=alt.X("accuracy:Q", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%"), title="accuracy"),
+        tooltip=["label", alt.Tooltip("accuracy:Q", format=".1%"), "photos", "unanswered"])
+    layers = [bars]
+    if _has(lb, "accuracy_lo", "accuracy_hi"):
+        layers.append(base.mark_rule(color="black").encode(x=alt.X("accuracy_lo:Q", title="accuracy"),
+                                                           x2=alt.X2("accuracy_hi:Q", title="accuracy")))
+    return alt.layer(*layers).properties(width=WIDTH - 160, height=_height(lb, "label"), title=title)
+
+
+def cost_vs_accuracy(lb: pl.DataFrame, title: str = "Cost against accuracy") -> alt.Chart | None:
+    df = lb.filter(pl.col("accuracy").is_not_null() & pl.col("cost_per_1000_photos_usd").is_not_null()) \
+        if lb.height else lb
+    if not df.height:
+        return None
+    base = alt.Chart(df).encode(
+        x=alt.X("cost_per_1000_photos_usd:Q", title="USD per 1000 photos"),
+        y=alt.Y("accuracy:Q", axis=alt.Axis(format="%"), scale=alt.Scale(zero=False), title="accuracy"))
+    points = base.mark_point(size=90, filled=True).encode(
+        color=alt.Color("label:N", title=None),
+        tooltip=["label", alt.Tooltip("accuracy:Q", format=".1%"), alt.Tooltip("cost_per_1000_photos_usd:Q",
+                                                                                format=".3f"), "photos_per_s"])
+    names = base.mark_text(align="left", dx=7, fontSize=10).encode(text="label:N")
+    layers = [points, names]
+    if _has(df, "accuracy_lo", "accuracy_hi"):
+        layers.insert(0, base.mark_rule(color="#868e96").encode(y=alt.Y("accuracy_lo:Q", title="accuracy"),
+                                                                y2=alt.Y2("accuracy_hi:Q", title="accuracy")))
+    return alt.layer(*layers).properties(width=WIDTH - 120, height=280, title=title)
+
+
+def limit_trace(trace: pl.DataFrame, title: str = "In-flight limit over time") -> alt.Chart | None:
+    if not trace.height:
+        return None
+    return alt.Chart(trace).mark_line(interpolate="step-after", point=True).encode(
+        x=alt.X("t:Q", title="seconds since the model started"), y=alt.Y("limit:Q", title="in-flight limit"),
+        color=alt.Color("label:N", title=None), tooltip=["label", "t", "limit"],
+    ).properties(width=WIDTH, height=220, title=title)
+
+
+def latency_box(lat: pl.DataFrame, title: str = "Latency by model") -> alt.Chart | None:
+    if not lat.height:
+        return None
+    return alt.Chart(lat).mark_boxplot(extent=1.5, size=14).encode(
+        x=alt.X("latency_s:Q", title="seconds"), y=alt.Y("label:N", title=None),
+        color=alt.Color("label:N", legend=None),
+    ).properties(width=WIDTH - 160, height=_height(lat, "label"), title=title)
+
+
+def latency_vs_in_flight(binned: pl.DataFrame, title: str = "Latency against requests in flight"
+                         ) -> alt.Chart | None:
+    if not binned.height:
+        return None
+    long = binned.rename({"p50_s": "p50", "p95_s": "p95"}).unpivot(
+        index=["label", "in_flight_mid", "in_flight_lo", "in_flight_hi", "n"], on=["p50", "p95"],
+        variable_name="quantile", value_name="latency_s")
+    return alt.Chart(long).mark_line(point=True).encode(
+        x=alt.X("in_flight_mid:Q", title="requests in flight when sent"), y=alt.Y("latency_s:Q", title="seconds"),
+        color=alt.Color("label:N", title=None), strokeDash=alt.StrokeDash("quantile:N", title=None),
+        tooltip=["label", "quantile", "in_flight_lo", "in_flight_hi", "n", alt.Tooltip("latency_s:Q", format=".3f")],
+    ).properties(width=WIDTH, height=240, title=title)
+
+
+def pairs_heatmap(pairs: pl.DataFrame, title: str = "Accuracy difference (row minus column)") -> alt.Chart | None:
+    if not pairs.height:
+        return None
+    df = pairs.with_columns(pp=(pl.col("accuracy_diff") * 100).round(1))
+    tooltip = ["a", "b", alt.Tooltip("accuracy_diff:Q", format="+.1%"), alt.Tooltip("mcnemar_p:Q", format=".3g"),
+               "both_answered", "a_only_right", "b_only_right"]
+    tooltip += _ci_tooltip(df, "+.1%")
+    base = alt.Chart(df).encode(x=alt.X("b:N", title=None, axis=alt.Axis(labelAngle=-30)),
+                                y=alt.Y("a:N", title=None))
+    rect = base.mark_rect().encode(
+        color=alt.Color("accuracy_diff:Q", scale=alt.Scale(scheme="redblue", domainMid=0),
+                        legend=alt.Legend(format="+%")), tooltip=tooltip)
+    text = base.mark_text(fontSize=10).encode(text=alt.Text("pp:Q", format="+.1f"))
+    return (rect + text).properties(width=max(200, 70 * df["b"].n_unique()), height=_height(df, "a", 60),
+                                    title=title)

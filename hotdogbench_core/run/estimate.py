@@ -1,0 +1,168 @@
+"""What a run would cost before anything is sent: prices from BASE/v1/models x requests x estimated tokens.
+
+Token counts are guesses: a model's own average from the newest earlier run under OUT when there is one,
+otherwise a round default for one photo and the question. The estimate says which it used.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import polars as pl
+
+from ..protocol.models import MODELS
+
+PRICE_KEYS = ("prompt", "completion", "image", "request")  # USD per token / image / request, as in /v1/models
+DEFAULT_PROMPT_TOKENS = 1000  # one photo plus the question, order of magnitude for real vision models
+DEFAULT_COMPLETION_TOKENS = 12  # {"hot_dog": true}
+REASONING_GUESS = 64  # extra completion tokens a minimal-effort reasoning model may spend
+
+
+class PricingUnavailable(RuntimeError):
+    pass
+
+
+def parse_pricing(body: dict) -> dict[str, dict[str, float]]:
+    """{model id: {prompt, completion, image, request}} from a /v1/models body; models without prices skipped."""
+    out: dict[str, dict[str, float]] = {}
+    for m in (body or {}).get("data") or []:
+        if not isinstance(m, dict) or not isinstance(m.get("pricing"), dict) or not m.get("id"):
+            continue
+        prices = {}
+        for k in PRICE_KEYS:
+            try:
+                v = float(m["pricing"].get(k) or 0)
+            except (TypeError, ValueError):
+                v = -1.0
+            prices[k] = v
+        if all(v >= 0 for v in prices.values()):  # OpenRouter marks variable pricing with -1
+            out[m["id"]] = prices
+    return out
+
+
+_CACHE: dict[str, dict[str, dict[str, float]]] = {}
+
+
+def fetch_pricing(base_url: str, *, timeout: float = 5.0, use_cache: bool = True) -> dict[str, dict[str, float]]:
+    """GET BASE/v1/models (no key is sent: the model list is public). Successful answers are cached."""
+    base = base_url.rstrip("/")
+    if use_cache and base in _CACHE:
+        return _CACHE[base]
+    try:
+        r = httpx.get(base + "/v1/models", timeout=timeout, follow_redirects=True)
+        r.raise_for_status()
+        prices = parse_pricing(r.json())
+    except (httpx.HTTPError, ValueError, OSError) as e:
+        raise PricingUnavailable(f"no prices from {base}/v1/models ({type(e).__name__})") from None
+    _CACHE[base] = prices
+    return prices
+
+
+def pricing_for(target: str, base_url: str | None = None, sim_config=None) -> dict[str, dict[str, float]]:
+    """Prices where a run would go: OpenRouter, another base URL, or a short-lived simulator's /v1/models."""
+    if target == "simulator":
+        from ..sim.app import Simulator
+
+        plain = sim_config is None or not sim_config.extra_models  # prices then come from the registry alone
+        if plain and "simulator" in _CACHE:
+            return _CACHE["simulator"]
+        with Simulator(sim_config) as sim:
+            prices = fetch_pricing(sim.base_url, use_cache=False)
+        if plain:
+            _CACHE["simulator"] = prices
+        return prices
+    from .runner import DEFAULT_BASE_URL
+
+    if target == "openrouter":
+        return fetch_pricing(DEFAULT_BASE_URL)
+    if not base_url:
+        raise PricingUnavailable("no base URL given")
+    return fetch_pricing(base_url)
+
+
+@dataclass(frozen=True)
+class TokenGuess:
+    prompt: float
+    completion: float
+    basis: str  # "run NAME" or "default guess"
+
+
+def _endpoint_kind(base_url: str | None) -> str | None:
+    """Loopback servers (the simulator) are one kind; any other base URL is its host."""
+    if not base_url:
+        return None
+    host = httpx.URL(base_url).host
+    return "loopback" if host in ("localhost", "::1") or host.startswith("127.") else host
+
+
+def _run_endpoint(run_dir: Path, model: str) -> str | None:
+    from ..store.journal import journal_path, read_journal
+
+    sessions = read_journal(journal_path(run_dir, model)).sessions
+    return _endpoint_kind((sessions[-1].get("settings") or {}).get("base_url")) if sessions else None
+
+
+def past_tokens(out: str | Path, base_url: str | None = None) -> dict[str, TokenGuess]:
+    """Per model, the average tokens per answered photo in the newest run under OUT that has the model
+    (only runs against the same kind of endpoint as base_url, when given: simulated tokens say nothing
+    about real ones)."""
+    from ..report.runs import RunNotFound, list_runs, load_run
+
+    want = _endpoint_kind(base_url)
+    found: dict[str, TokenGuess] = {}
+    for name in list_runs(out):
+        try:
+            run = load_run(out, name)
+        except (RunNotFound, OSError, ValueError):
+            continue
+        for model, frame in run.frames.items():
+            if model in found or not frame.height:
+                continue
+            if want is not None and _run_endpoint(run.path, model) != want:
+                continue
+            answered = frame.filter(pl.col("prompt_tokens").is_not_null())
+            if not answered.height:
+                continue
+            completion = answered["completion_tokens"].fill_null(0).mean()
+            found[model] = TokenGuess(float(answered["prompt_tokens"].mean()), float(completion), f"run {name}")
+    return found
+
+
+def guess_tokens(model: str, past: dict[str, TokenGuess] | None = None) -> TokenGuess:
+    if past and model in past:
+        return past[model]
+    reasoning = "reasoning" in MODELS.get(model, {})
+    return TokenGuess(DEFAULT_PROMPT_TOKENS, DEFAULT_COMPLETION_TOKENS + (REASONING_GUESS if reasoning else 0),
+                      "default guess")
+
+
+def estimate_costs(models: list[str], requests_per_model: int, pricing: dict[str, dict[str, float]],
+                   past: dict[str, TokenGuess] | None = None) -> pl.DataFrame:
+    """One row per model: the tokens assumed, USD per photo and in all; cost_usd is null where no price is known."""
+    rows = []
+    for m in models:
+        g = guess_tokens(m, past)
+        p = pricing.get(m)
+        per = None if p is None else (g.prompt * p["prompt"] + g.completion * p["completion"] + p["image"]
+                                      + p["request"])
+        rows.append({"model": m, "requests": requests_per_model, "prompt_tokens": round(g.prompt, 1),
+                     "completion_tokens": round(g.completion, 1), "tokens_from": g.basis,
+                     "usd_per_photo": per, "cost_usd": None if per is None else per * requests_per_model})
+    schema = {"model": pl.String, "requests": pl.Int64, "prompt_tokens": pl.Float64,
+              "completion_tokens": pl.Float64, "tokens_from": pl.String, "usd_per_photo": pl.Float64,
+              "cost_usd": pl.Float64}
+    return pl.DataFrame(rows, schema=schema, orient="row" if not rows else None)
+
+
+def describe_total(costs: pl.DataFrame) -> str:
+    """One line: the known total, and which models have no price."""
+    if not costs.height:
+        return "no models chosen"
+    known = costs.filter(pl.col("cost_usd").is_not_null())
+    unknown = costs.filter(pl.col("cost_usd").is_null())["model"].to_list()
+    text = f"about ${known['cost_usd'].sum():.4f} for {costs['requests'][0]} photos x {known.height} model(s)" \
+        if known.height else "no price known for the chosen models"
+    if unknown and known.height:
+        text += f"; no price known for {', '.join(unknown)}"
+    return text

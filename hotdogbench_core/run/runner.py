@@ -1,0 +1,373 @@
+"""The async runner: one queue of photos per model, an adaptive in-flight limit, one HTTP client.
+
+It is the only place with concurrency. It reports what happens as events and knows nothing of terminals or
+notebooks. Every photo ends as a journaled result; the parquet and summary files are rebuilt from the journal.
+"""
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+import math
+import random
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import aiohttp
+import httpx
+
+from ..protocol.answers import Answer, Failed, Fatal, Outcome, Retry, classify
+from .budget import CostBudget
+from ..store.dataset import Dataset, Photo
+from .gc_tuning import tuned_for_run
+from ..store.journal import Journal, journal_path, read_journal
+from ..protocol.models import encode_body, endpoint_path, request_settings, uses_decisions
+from ..store.results import Result, model_file_stem, summarize, summarize_statistics, write_results_parquet
+from .settings import (DEFAULT_BASE_URL, LIMITER_POLICIES, LIMITERS, Event, LimitChanged, ModelFinished,  # noqa: F401
+                       ModelStarted, PhotoDone, RunError, RunSettings)
+from .transport import MAX_BODY_BYTES, TRANSPORT_ERRORS, new_client, post
+
+@dataclass(order=True)
+class _Pending:
+    not_before: float
+    seq: int
+    photo: Photo = field(compare=False)
+    result: Result = field(compare=False)
+
+
+class ModelRun:
+    """One model over one dataset: live counters for a UI to poll, and the loop that does the work."""
+
+    GATE_RECHECK_S = 0.1  # while the pacer holds a send back, the gate is looked at again at least this often
+
+    def __init__(self, model: str, dataset: Dataset, settings: RunSettings, run_dir: Path, *,
+                 resume: bool = False, on_event: Callable[[Event], None] | None = None,
+                 budget: CostBudget | None = None):
+        self.model, self.dataset, self.settings = model, dataset, settings
+        self.run_dir = Path(run_dir)
+        self.on_event = on_event
+        self.decisions = uses_decisions(model)
+        self.url = settings.base_url + endpoint_path(model)
+        self.limiter = LIMITERS[settings.limiter](settings.start_concurrency, settings.max_concurrency)
+        self.limiter.subscribe(lambda c: self._emit(LimitChanged(model, c)))
+        self.rng = random.Random(settings.seed)
+        self.results: dict[tuple[int, int], Result] = {}  # (photo id, repeat) -> settled result
+        self.repeats = settings.repeats
+        self.total = len(dataset) * self.repeats
+        self.done = 0
+        self.budget = budget
+        self.stop_reason: str | None = None
+        self.fatal_hint = ""
+        self._grace_s: float | None = None  # after a stop, how long requests in flight may still take
+        self._wake = asyncio.Event()  # an attempt ended, or a stop: the scheduler looks again
+        self._deadlines: dict[asyncio.Task, float] = {}  # attempts out: when request_timeout is up for each
+        self._timed_out: set[asyncio.Task] = set()  # attempts the watchdog cancelled
+        self.started_at: float | None = None
+        self.wall_s = 0.0
+        self.previous_wall_s = 0.0
+        self._journal_path = journal_path(self.run_dir, model)
+        self._prepare(resume)
+
+    # -- journal and resume -------------------------------------------------------------------------------
+    def _header(self) -> dict:
+        return {"model": self.model, "dataset_sha256": self.dataset.sha256, "dataset_rows": len(self.dataset),
+                "request": request_settings(self.model), "repeats": self.repeats}
+
+    def _prepare(self, resume: bool) -> None:
+        state = read_journal(self._journal_path)
+        if state.header is None and not state.results:
+            self._todo = None  # everything
+            return
+        if not resume:
+            raise RunError(f"{self.run_dir} already holds results for {self.model}: "
+                           f"add --resume to finish that run, or choose another --run")
+        want, have = self._header(), state.header or {}
+        for key, what in (("dataset_sha256", "dataset"), ("request", "request settings"), ("repeats", "repeats")):
+            if have.get(key) != want[key]:
+                raise RunError(f"cannot resume {self.model} in {self.run_dir}: the {what} differ from the run's "
+                               f"({key} {str(have.get(key))[:80]} != {str(want[key])[:80]}); use another --run")
+        keys = {(p.id, k) for p in self.dataset.photos for k in range(self.repeats)}
+        self.results = {key: r for key, r in state.results.items() if key in keys}
+        self.done = len(self.results)
+        self.previous_wall_s = sum(s.get("wall_s") or 0.0 for s in state.sessions)
+        self._todo = keys - set(self.results)
+
+    def _emit(self, event: Event) -> None:
+        if self.on_event is None:
+            return
+        try:
+            self.on_event(event)
+        except Exception:  # a broken display must not lose a paid-for answer
+            pass
+
+    # -- public --------------------------------------------------------------------------------------------
+    def stop(self, reason: str, grace_s: float | None = None) -> None:
+        """Send nothing more. Requests in flight finish and are saved; with grace_s, those still out after that
+        long are abandoned (not journaled, so a resume asks them again)."""
+        if self.stop_reason is None:
+            self.stop_reason = reason
+        if grace_s is not None:
+            self._grace_s = grace_s if self._grace_s is None else min(self._grace_s, grace_s)
+        self._wake.set()
+
+    @property
+    def in_flight(self) -> int:
+        return self.limiter.in_flight
+
+    def new_client(self) -> aiohttp.ClientSession:
+        return new_client(self.url, self.settings.max_concurrency)
+
+    async def run(self, client: aiohttp.ClientSession | httpx.AsyncClient | None = None) -> dict:
+        """Ask every photo still to ask. `client`: an aiohttp session or an httpx.AsyncClient (any transport);
+        by default the run opens its own aiohttp session and closes it at the end."""
+        self._emit(ModelStarted(self.model, self.total, self.done))
+        own_client = client is None
+        if own_client:
+            client = self.new_client()
+        self._journal = Journal(self._journal_path)
+        try:
+            if self._journal_path.stat().st_size == 0:
+                self._journal.header(**self._header())
+            self._journal.start()
+            self.started_at = time.perf_counter()
+            self.limiter.restart_clock()
+            with tuned_for_run():  # the cycle collector cost a fifth of the runner's time at speed
+                await self._schedule(client)
+        finally:
+            self.wall_s = time.perf_counter() - (self.started_at or time.perf_counter())
+            self._journal.session(wall_s=round(self.wall_s, 3), stop_reason=self.stop_reason,
+                                  settings=self.settings.public(), concurrency=self.limiter.stats())
+            self._journal.close()
+            if own_client:
+                await client.close()
+        summary = self.write_outputs()
+        self._emit(ModelFinished(self.model, summary))
+        return summary
+
+    # -- the loop ------------------------------------------------------------------------------------------
+    async def _schedule(self, client) -> None:
+        fresh = self._work()
+        exhausted = False
+        waiting: list[_Pending] = []  # retries, by the time they may be sent
+        tasks: set[asyncio.Task] = set()
+        seq = itertools.count()
+        self._waiting, self._seq = waiting, seq
+        self._active = 0  # attempts started and not yet finished (the task set lags behind by a callback)
+        watchdog = asyncio.create_task(self._watch_deadlines())
+        try:
+            while self.stop_reason is None:
+                now = time.perf_counter()
+                item = None
+                if waiting and waiting[0].not_before <= now:
+                    item = heapq.heappop(waiting)
+                elif not exhausted:
+                    work = next(fresh, None)
+                    if work is None:
+                        exhausted = True
+                        continue
+                    photo, repeat = work
+                    res = Result(id=photo.id, open_images_id=photo.open_images_id, category=photo.category,
+                                 is_hot_dog=photo.is_hot_dog, scored=photo.scored, repeat=repeat)
+                    item = _Pending(0.0, next(seq), photo, res)
+                if item is None:
+                    if not waiting and self._active == 0:
+                        break  # every photo settled
+                    self._wake.clear()
+                    timeout = max(0.0, waiting[0].not_before - now) if waiting else None
+                    try:
+                        await asyncio.wait_for(self._wake.wait(), timeout)
+                    except (asyncio.TimeoutError, TimeoutError):
+                        pass
+                    continue
+                reserved = 0.0
+                if self.budget is not None:  # before taking a slot: a budget wait must not hold one
+                    decision, reserved = self.budget.reserve(self.model)
+                    if decision == "stop":
+                        self.stop(f"budget: --max-cost-usd {self.budget.max_cost_usd:g} would be passed "
+                                  f"(spent {self.budget.spent_usd:.4f})")
+                        self.fatal_hint = "raise --max-cost-usd, then --resume"
+                        heapq.heappush(waiting, item)
+                        break
+                    if decision == "wait":  # a price probe is out: ask again once it is back
+                        heapq.heappush(waiting, item)
+                        self._wake.clear()
+                        await self._wake.wait()
+                        continue
+                sent_in_flight = await self._acquire_slot()
+                if sent_in_flight is None:
+                    if self.budget is not None:
+                        self.budget.settle(self.model, reserved, None)
+                    break
+                item.result.in_flight_at_send, item.result.limit_at_send = sent_in_flight, self.limiter.limit
+                self._active += 1
+                task = asyncio.create_task(self._attempt(client, item, reserved))
+                tasks.add(task)
+                task.add_done_callback(tasks.discard)
+            await self._drain(tasks)
+        finally:
+            watchdog.cancel()
+            for t in tasks:
+                t.cancel()
+            if tasks:
+                await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _acquire_slot(self) -> int | None:
+        """A slot under the limit (returns the number in flight with it), or None if the run stops meanwhile.
+
+        Waits on the run's own wake-up (set when an attempt ends and on a stop) or a timer for the pacer, not on
+        the limiter's async gate: no task per wait, so a full window costs little per photo."""
+        limiter = self.limiter
+        while self.stop_reason is None:
+            wait = limiter.wait_time()
+            if wait <= 0:
+                return limiter.start()
+            self._wake.clear()
+            # pacing: look again when the pacer allows, or sooner (its pace may change meanwhile)
+            timer = None if math.isinf(wait) else \
+                asyncio.get_running_loop().call_later(min(wait, self.GATE_RECHECK_S), self._wake.set)
+            await self._wake.wait()
+            if timer is not None:
+                timer.cancel()
+        return None
+
+    async def _drain(self, tasks: set[asyncio.Task]) -> None:
+        """Let requests in flight finish (they are paid for), or give them the grace a stop allowed."""
+        while self._active:
+            if self._grace_s is not None:
+                await asyncio.wait(set(tasks), timeout=self._grace_s)
+                return
+            self._wake.clear()
+            await self._wake.wait()
+
+    def _work(self):
+        """(photo, repeat) pairs still to ask, streamed from the file."""
+        ids = None if self._todo is None else {i for i, _ in self._todo}
+        for photo in self.dataset.stream(ids):
+            for k in range(self.repeats):
+                if self._todo is None or (photo.id, k) in self._todo:
+                    yield photo, k
+
+    async def _watch_deadlines(self) -> None:
+        """Cancel the attempts still out after request_timeout. One watchdog instead of a timer per request (a
+        timer costs about as much as classifying an answer); it looks every request_timeout / 4, at most 1 s, so
+        a deadline fires at most that late."""
+        period = min(1.0, self.settings.request_timeout / 4)
+        while True:
+            await asyncio.sleep(period)
+            now = time.perf_counter()
+            for task, deadline in list(self._deadlines.items()):
+                if now >= deadline and task not in self._timed_out:
+                    self._timed_out.add(task)
+                    task.cancel()
+
+    async def _send(self, client, photo: Photo) -> tuple[Outcome, float | None]:
+        """POST one photo; the whole exchange (connect, send, every byte of the answer) within request_timeout."""
+        body = encode_body(self.model, photo.image)
+        headers = {"Authorization": f"Bearer {self.settings.api_key}", "Content-Type": "application/json"}
+        task = asyncio.current_task()
+        t0 = time.perf_counter()
+        self._deadlines[task] = t0 + self.settings.request_timeout
+        try:
+            status, resp_headers, data = await post(client, self.url, body, headers)
+        except TRANSPORT_ERRORS as e:
+            # dropped connection, stalled answer, stale keep-alive, refused connection: ask again
+            return Retry(type(e).__name__, "transport", 0.0), None
+        except asyncio.CancelledError:
+            if task not in self._timed_out:
+                raise  # the run is stopping
+            self._timed_out.discard(task)
+            if task.uncancel() > 0:
+                raise  # cancelled for another reason as well: that wins
+            return Retry("TimeoutError", "transport", 0.0), None  # stalled past the deadline: ask again
+        finally:
+            del self._deadlines[task]
+        if data is None:
+            return Failed(f"{status}: response body over {MAX_BODY_BYTES} bytes"), None
+        latency = time.perf_counter() - t0
+        return classify(status, resp_headers, data, decisions=self.decisions), latency
+
+    async def _attempt(self, client, item: _Pending, reserved: float = 0.0) -> None:
+        try:
+            cost = await self._attempt_once(client, item)
+            if self.budget is not None:
+                self.budget.settle(self.model, reserved, cost)
+        finally:
+            self._active -= 1
+            self._wake.set()
+
+    async def _attempt_once(self, client, item: _Pending) -> float | None:
+        """One request for one photo; returns what it cost, where the provider said."""
+        res = item.result
+        sent = res.in_flight_at_send  # set by the scheduler when the slot was taken
+        try:
+            outcome, latency = await self._send(client, item.photo)
+        except Exception as e:  # a bug must settle the photo, not hang the run
+            outcome, latency = Failed(f"internal error: {type(e).__name__}: {str(e)[:200]}"), None
+        if latency is not None:
+            res.latency_s = latency
+        if isinstance(outcome, Retry):
+            await self.limiter.release(outcome.signal, latency, outcome.tag, outcome.retry_after, sent)
+            res.retries += (outcome.tag,)
+            if len(res.retries) >= self.settings.max_attempts:
+                res.error = "retries exhausted: " + ",".join(res.retries[-3:])
+                self._settle(res)
+            else:  # back on the queue; honour Retry-After, else a short jittered pause (the limiter's base)
+                delay = outcome.retry_after if outcome.retry_after is not None else \
+                    min(self.settings.max_backoff_s, self.limiter.RETRY_BASE_S * 2 ** len(res.retries)) \
+                    * self.rng.random()
+                heapq.heappush(self._waiting, _Pending(time.perf_counter() + delay, next(self._seq), item.photo, res))
+        elif isinstance(outcome, Fatal):
+            await self.limiter.release("transport", latency, sent_in_flight=sent)
+            res.latency_s = None
+            self.fatal_hint = outcome.hint
+            self.stop(f"fatal: {outcome.error}")
+        else:
+            await self.limiter.release("success", latency, sent_in_flight=sent)
+            if isinstance(outcome, Answer):
+                res.pred, res.raw = outcome.pred, outcome.raw
+                res.prompt_tokens, res.completion_tokens = outcome.prompt_tokens, outcome.completion_tokens
+                res.reasoning_tokens, res.cost_usd = outcome.reasoning_tokens, outcome.cost_usd
+                res.provider, res.error = outcome.provider, outcome.error
+            else:
+                res.error = outcome.error
+            self._settle(res)
+            return outcome.cost_usd if isinstance(outcome, Answer) else None
+        return None
+
+    def _settle(self, res: Result) -> None:
+        # durable first: it counts as done once the journal has handed it to the OS (with the other results of
+        # this loop iteration, at its end: one write for them all)
+        self._journal.result(res, then=lambda: self._settled(res))
+
+    def _settled(self, res: Result) -> None:
+        self.results[res.key] = res
+        self.done += 1
+        self._emit(PhotoDone(self.model, res, self.done, self.total))
+
+    # -- outputs -------------------------------------------------------------------------------------------
+    def ordered_results(self) -> list[Result]:
+        """Every photo in id order; photos a stopped run never settled carry an error saying so."""
+        out = []
+        for p in self.dataset.photos:
+            for k in range(self.repeats):
+                r = self.results.get((p.id, k))
+                if r is None:
+                    r = Result(id=p.id, open_images_id=p.open_images_id, category=p.category, is_hot_dog=p.is_hot_dog,
+                               scored=p.scored, repeat=k, error=f"not run: {self.stop_reason}")
+                out.append(r)
+        return out
+
+    def write_outputs(self) -> dict:
+        ordered = self.ordered_results()
+        write_results_parquet(ordered, self.run_dir / f"{model_file_stem(self.model)}.parquet")
+        wall = self.previous_wall_s + round(self.wall_s, 3)  # the sum of what the journal records
+        # The reference keys over repeat 0 (comparable with a one-repeat run); photos_per_s counts every request.
+        summary = summarize(self.model, [r for r in ordered if r.repeat == 0], wall, asked=len(ordered))
+        summary["concurrency"] = {"start": self.settings.start_concurrency, "cap": self.settings.max_concurrency,
+                                  **self.limiter.stats()}
+        if self.stop_reason:
+            summary["stopped"] = self.stop_reason
+        summary.update(summarize_statistics(ordered, self.repeats))
+        return summary

@@ -1,0 +1,118 @@
+"""A benchmark run: several models over one dataset into OUT/RUN/, one model after another or all at once."""
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from .budget import CostBudget
+from ..store.dataset import Dataset
+from ..store.results import write_summary_json
+from ..store.manifest import finish_manifest, model_outcome, start_manifest, write_pairs
+from .runner import Event, ModelRun, RunSettings
+
+
+def default_run_name() -> str:
+    return time.strftime("run_%Y%m%d_%H%M%S")
+
+
+@dataclass
+class RunResult:
+    run_dir: Path
+    summaries: list[dict] = field(default_factory=list)
+    stopped: str | None = None  # why the run ended before every photo settled
+    hint: str = ""
+
+
+def _merge(path: Path, summaries: list[dict]) -> list[dict]:
+    """summary.json keeps models from earlier sessions of the run; this session's replace theirs."""
+    old = json.loads(path.read_text()) if path.exists() else []
+    mine = {s["model"] for s in summaries}
+    return [s for s in old if s.get("model") not in mine] + summaries
+
+
+async def run_models(models: list[str], dataset: Dataset, settings: RunSettings, *, out: Path | str = "out",
+                     run_name: str | None = None, resume: bool = False,
+                     on_event: Callable[[Event], None] | None = None,
+                     on_model: Callable[[ModelRun], None] | None = None,
+                     max_cost_usd: float | None = None, parallel: bool = False) -> RunResult:
+    """Run each model in turn (their timings must not interfere) and write parquet, summary.json and pairs.json
+    after each; manifest.json when the session starts and when it ends.
+
+    parallel: all models at once, each with its own limiter and HTTP client, so the run takes about as long as
+    its slowest model; summary.json stays in model order. A model that stops (bad key, no credits) stops the
+    others too, as a sequential run would not start them.
+    """
+    run_dir = Path(out) / (run_name or default_run_name())
+    run_dir.mkdir(parents=True, exist_ok=True)
+    # Check every model can start (resume rules) before any request is sent.
+    budget = CostBudget(max_cost_usd) if max_cost_usd is not None else None
+    runs = [ModelRun(m, dataset, settings, run_dir, resume=resume, on_event=on_event, budget=budget) for m in models]
+    if budget is not None:  # what earlier sessions of this run spent counts too
+        budget.spent_usd = sum(r.cost_usd or 0.0 for mr in runs for r in mr.results.values())
+    result = RunResult(run_dir)
+    start_manifest(run_dir, dataset, settings, models, limiter=runs[0].limiter if runs else None,
+                   extra_settings={"max_cost_usd": max_cost_usd, "parallel_models": parallel})
+    if parallel:
+        await _run_parallel(runs, result, on_model)
+    else:
+        await _run_sequential(runs, result, on_model)
+    # An interrupted session leaves its ended_at null in the manifest.
+    done = {s["model"]: s for s in result.summaries}
+    finish_manifest(run_dir, {mr.model: model_outcome(mr, done.get(mr.model)) for mr in runs}, stopped=result.stopped)
+    return result
+
+
+async def _run_sequential(runs: list[ModelRun], result: RunResult, on_model) -> None:
+    run_dir = result.run_dir
+    for mr in runs:
+        if on_model:
+            on_model(mr)
+        summary = await mr.run()
+        result.summaries.append(summary)
+        write_summary_json(_merge(run_dir / "summary.json", result.summaries), run_dir / "summary.json")
+        write_pairs(run_dir)
+        if mr.stop_reason:
+            result.stopped, result.hint = f"{mr.model}: {mr.stop_reason}", mr.fatal_hint
+            break
+
+
+async def _run_parallel(runs: list[ModelRun], result: RunResult, on_model) -> None:
+    done: dict[str, dict] = {}
+    summary_path = result.run_dir / "summary.json"
+    stopped_first: list[ModelRun] = []  # models that stopped by themselves, not because another one did
+
+    async def one(mr: ModelRun) -> None:
+        done[mr.model] = await mr.run()
+        write_summary_json(_merge(summary_path, [done[r.model] for r in runs if r.model in done]), summary_path)
+        write_pairs(result.run_dir)
+        if mr.stop_reason and not stopped_first:
+            stopped_first.append(mr)
+            for other in runs:
+                if other is not mr:
+                    other.stop(f"{mr.model} stopped: {mr.stop_reason}")
+
+    for mr in runs:
+        if on_model:
+            on_model(mr)
+    async with asyncio.TaskGroup() as group:  # a bug in one model cancels the others instead of orphaning them
+        for mr in runs:
+            group.create_task(one(mr))
+    result.summaries = [done[mr.model] for mr in runs]
+    if stopped_first:
+        first = stopped_first[0]
+        result.stopped, result.hint = f"{first.model}: {first.stop_reason}", first.fatal_hint
+
+
+def run_models_sync(*args, **kwargs) -> RunResult:
+    """run_models from synchronous code, or from a notebook whose event loop is already running."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(run_models(*args, **kwargs))
+    import nest_asyncio  # a notebook's loop is running: let asyncio.run nest inside it
+    nest_asyncio.apply()
+    return asyncio.get_event_loop().run_until_complete(run_models(*args, **kwargs))

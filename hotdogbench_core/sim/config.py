@@ -1,0 +1,167 @@
+"""Settings of the OpenRouter simulator (hotdogbench_core.sim.app): answer quality, prices, caps, faults.
+
+Every field can be changed while the simulator runs (``sim.config.rate_per_s = 20`` or
+``sim.update(rate_per_s=20)``): the server reads the config afresh on every request.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..protocol.models import MODELS
+
+RETRY_AFTER_MODES = ("none", "fixed", "exact")
+# Fault kinds, in the order a request's single fault draw walks through them.
+FAULTS = ("in_flight_402", "error_5xx", "error_in_200", "drop_connection", "malformed_body", "stall",
+          "no_choices", "empty_content")
+DEFAULT_ACCURACY = 0.85  # for models with no profile and no configured accuracy
+
+# Simulated behaviour of the registry models. Prices are USD per unit (token, image, request), as in
+# OpenRouter's /v1/models. Accuracies differ per model (0.80-0.97) so runs show differences.
+_PROFILES: dict[str, dict] = {
+    "openai/gpt-6.1-sol": {"accuracy": 0.93, "prompt": 1.25e-6, "completion": 10e-6},
+    "openai/gpt-6-luna": {"accuracy": 0.88, "prompt": 0.25e-6, "completion": 2e-6},
+    "openai/gpt-6-astra": {"accuracy": 0.95, "prompt": 2.5e-6, "completion": 15e-6},
+    "typesafe/jev-1.14": {"accuracy": 0.86, "prompt": 0.1e-6, "completion": 0.4e-6, "request": 2e-5},
+    "cloudflare/clef": {"accuracy": 0.80, "prompt": 0.05e-6, "completion": 0.2e-6},
+    "openai/gpt-6-luna-decisions": {"accuracy": 0.89, "prompt": 0.25e-6, "completion": 2e-6},
+    "perplexity/pplx-decider-v1.1-27b": {"accuracy": 0.83, "prompt": 0.2e-6, "completion": 0.8e-6},
+    "anthropic/claude-opus-5.5": {"accuracy": 0.97, "prompt": 15e-6, "completion": 75e-6},
+    "anthropic/claude-sonnet-5.5": {"accuracy": 0.94, "prompt": 3e-6, "completion": 15e-6},
+    "anthropic/claude-haiku-5.5": {"accuracy": 0.91, "prompt": 0.8e-6, "completion": 4e-6, "image": 1e-5},
+}
+_BASE_PROFILE = {"accuracy": DEFAULT_ACCURACY, "unanswered_rate": 0.0, "prompt": 1e-6, "completion": 4e-6,
+                 "image": 0.0, "request": 0.0, "reasoning": False, "decisions": False}
+
+
+def _registry_profile(model: str) -> dict:
+    params = MODELS.get(model, {})
+    return {**_BASE_PROFILE, "reasoning": "reasoning" in params, "decisions": bool(params.get("decisions")),
+            **_PROFILES.get(model, {})}
+
+
+# model id -> full profile (accuracy, unanswered_rate, prompt, completion, image, request, reasoning, decisions)
+MODEL_PROFILES: dict[str, dict] = {m: _registry_profile(m) for m in MODELS}
+
+
+@dataclass
+class SimConfig:
+    """How the simulator behaves. Defaults: every registry model, no caps, no faults, ~50 ms latency.
+
+    Rates are probabilities per request in [0, 1]. "Per model" settings take a float (all models) or a dict
+    {model id or "*": value}; accuracy values may themselves be {category: acc, "default": acc}.
+    """
+    seed: int = 0  # seeds the answer hashes and the per-request RNG (latency, faults, re-draws)
+
+    # --- answers -------------------------------------------------------------------------------------
+    # Probability a labelled photo is answered correctly; overrides the model profile (MODEL_PROFILES).
+    accuracy: float | dict[str, Any] = field(default_factory=dict)
+    # Chat models only: probability of no verdict ("I cannot tell." or, for reasoning models, content null
+    # with finish_reason "length": reasoning used up max_tokens, still billed). Default 0 for every model.
+    unanswered_rate: float | dict[str, float] = field(default_factory=dict)
+    # Probability the hash-decided answer (fixed per seed, model, photo) is used; otherwise the answer is
+    # re-drawn with the same accuracy from the per-request RNG (for self-consistency experiments).
+    consistency: float = 1.0
+    fenced_rate: float = 0.05  # chat content wrapped in ```json ... ``` (decided per model and photo)
+    noul_spread: float = 0.08  # decisions: noul is 0.9 +- spread for "yes", 0.1 +- spread for "no"
+    # Extra simulated models, or overrides of a registry model's profile: id -> any of {"accuracy",
+    # "unanswered_rate", "prompt", "completion", "image", "request" (USD per unit), "reasoning": bool,
+    # "decisions": bool}. Extra models are listed by /v1/models and accepted on both endpoints.
+    extra_models: dict[str, dict] = field(default_factory=dict)
+
+    # --- latency: lognormal with this median (0 = answer at once) and sigma ---------------------------
+    latency_s: float = 0.05
+    latency_sigma: float = 0.5
+
+    # --- caps the client cannot see --------------------------------------------------------------------
+    max_in_flight: int | None = None  # admitted requests being served beyond this get 429 at once
+    rate_per_s: float | None = None  # token bucket refill rate; None = no bucket
+    burst: int = 10  # token bucket capacity (the bucket starts full)
+    # Retry-After on 429s: "none", "fixed" (retry_after_s) or "exact" (time until the bucket has a token;
+    # in-flight 429s can't know that and use retry_after_s).
+    retry_after: str = "none"
+    retry_after_s: float = 1.0
+    credits_usd: float | None = None  # 402 "Insufficient credits" once stats.spent_usd reaches this
+
+    # --- faults: probability per request, drawn from the seeded per-request RNG --------------------------
+    error_5xx: float = 0.0  # status chosen from error_5xx_codes, after the latency
+    error_5xx_codes: list[int] = field(default_factory=lambda: [500, 502, 503, 524, 529])
+    error_in_200: float = 0.0  # HTTP 200, top-level {"error": {"code": 502, ...}}, no choices
+    in_flight_402: float = 0.0  # 402 reason "in_flight_budget_exhausted", Retry-After: 1, at once
+    drop_connection: float = 0.0  # TCP connection closed without a response, after the latency
+    malformed_body: float = 0.0  # HTTP 200 with a truncated, non-JSON body
+    stall: float = 0.0  # hold the request for stall_s seconds, then answer normally
+    stall_s: float = 300.0
+    no_choices: float = 0.0  # HTTP 200 with {"id": ...} only (chat: no choices; decisions: no answers)
+    empty_content: float = 0.0  # billed answer with content null (decisions: noul null)
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None:
+        if self.retry_after not in RETRY_AFTER_MODES:
+            raise ValueError(f"retry_after must be one of {RETRY_AFTER_MODES}, not {self.retry_after!r}")
+        for name in (*FAULTS, "consistency", "fenced_rate"):
+            v = getattr(self, name)
+            if not 0.0 <= v <= 1.0:
+                raise ValueError(f"{name} must be a probability in [0, 1], not {v!r}")
+        for name in ("accuracy", "unanswered_rate"):
+            v = getattr(self, name)
+            bad = [k for k in v if k != "*" and "/" not in k] if isinstance(v, dict) else []
+            if bad:  # e.g. {"hot_dog": 0.9} meant as categories: that's {"*": {"hot_dog": 0.9, "default": ...}}
+                raise ValueError(f"{name} keys are model ids or '*', not {bad}; per-category values go one "
+                                 f"level down: {{'*': {{'hot_dog': 0.9, 'default': 0.85}}}}")
+        if not self.error_5xx_codes:
+            raise ValueError("error_5xx_codes must not be empty")
+        if self.max_in_flight is not None and self.max_in_flight < 0:
+            raise ValueError("max_in_flight must be >= 0 or None")
+        if self.rate_per_s is not None and self.rate_per_s < 0:
+            raise ValueError("rate_per_s must be >= 0 or None")
+        if self.burst < 1:
+            raise ValueError("burst must be >= 1")
+        if self.latency_s < 0 or self.latency_sigma < 0 or self.stall_s < 0 or self.retry_after_s < 0:
+            raise ValueError("latency_s, latency_sigma, stall_s and retry_after_s must be >= 0")
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "SimConfig":
+        """Build from a plain dict (e.g. parsed from a CLI's --config JSON); unknown keys raise ValueError."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = set(d) - names
+        if unknown:
+            raise ValueError(f"unknown SimConfig keys: {sorted(unknown)}; valid: {sorted(names)}")
+        return cls(**d)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-serialisable copy; SimConfig.from_dict(c.to_dict()) == c."""
+        return dataclasses.asdict(self)
+
+
+def profile_for(cfg: SimConfig, model: str) -> dict | None:
+    """The model's simulated profile, or None if the simulator doesn't know the model (-> 404)."""
+    extra = cfg.extra_models.get(model) if cfg.extra_models else None
+    base = MODEL_PROFILES.get(model)
+    if extra is None:
+        return base
+    return {**(base or _BASE_PROFILE), **extra}
+
+
+def _per_model(setting: Any, model: str) -> Any:
+    if isinstance(setting, dict):
+        return setting.get(model, setting.get("*"))
+    return setting
+
+
+def accuracy_for(cfg: SimConfig, prof: dict, model: str, category: str | None) -> float:
+    acc = _per_model(cfg.accuracy, model)
+    if acc is None:
+        acc = prof["accuracy"]
+    if isinstance(acc, dict):
+        default = acc.get("default", DEFAULT_ACCURACY)
+        acc = acc.get(category, default) if category is not None else default
+    return float(acc)
+
+
+def unanswered_for(cfg: SimConfig, prof: dict, model: str) -> float:
+    rate = _per_model(cfg.unanswered_rate, model)
+    return float(prof.get("unanswered_rate", 0.0) if rate is None else rate)

@@ -1,0 +1,139 @@
+"""classify(): every response ends as an answer, a retry, a final error or a fatal stop, never an exception."""
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hotdogbench_core.protocol.answers import Answer, Failed, Fatal, Retry, classify, parse_retry_after
+
+CHAT_OK = {"id": "gen-1", "provider": "OpenAI", "choices": [{"message": {"content": '{"hot_dog": true}'},
+           "finish_reason": "stop"}], "usage": {"prompt_tokens": 100, "completion_tokens": 5, "cost": 0.0001,
+           "completion_tokens_details": {"reasoning_tokens": 3}}}
+
+
+def chat(status=200, body=None, headers=None):
+    raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+    return classify(status, headers or {}, raw, decisions=False)
+
+
+def test_chat_answer_fields():
+    a = chat(body=CHAT_OK)
+    assert a == Answer(True, '{"hot_dog": true}', 100, 5, 3, 0.0001, "OpenAI")
+
+
+def test_decisions_answer_threshold():
+    def dec(p):
+        return classify(200, {}, json.dumps({"answers": {"hot_dog": {"type": "noul", "noul": p}},
+                                             "usage": {"input_tokens": 9, "output_tokens": 1, "cost": 0.5},
+                                             "provider": "X"}).encode(), decisions=True)
+    assert dec(0.5).pred is True and dec(0.4999).pred is False
+    a = dec(0.96)
+    assert (a.prompt_tokens, a.completion_tokens, a.cost_usd, a.raw) == (9, 1, 0.5, "0.96")
+    for bad in (1.5, -0.1, "0.9", None, True):
+        out = dec(bad)
+        assert isinstance(out, Answer) and out.pred is None and out.error, bad
+
+
+@pytest.mark.parametrize("status", [408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529])
+def test_retry_statuses(status):
+    out = chat(status, {"error": {"code": status}}, {"retry-after": "3"})
+    assert isinstance(out, Retry) and out.tag == str(status) and out.retry_after == 3.0
+    assert out.signal == ("rate" if status == 429 else "failure")
+
+
+def test_retry_after_parsing():
+    assert parse_retry_after("1.5") == 1.5
+    assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT") is None
+    assert parse_retry_after("-3") is None and parse_retry_after("nan") is None and parse_retry_after(None) is None
+
+
+def test_402_in_flight_backs_off_but_402_credits_is_fatal():
+    inflight = {"error": {"code": 402, "message": "x", "metadata": {"reason": "in_flight_budget_exhausted"}}}
+    out = chat(402, inflight)
+    assert out == Retry("402/in_flight", "rate", 2.0)
+    assert chat(402, inflight, {"retry-after": "5"}).retry_after == 5.0
+    out = chat(402, {"error": {"code": 402, "message": "Insufficient credits"}})
+    assert isinstance(out, Fatal) and "credits" in out.hint
+
+
+def test_bad_key_is_fatal_moderation_is_not():
+    assert isinstance(chat(401, {"error": {"code": 401, "message": "No auth"}}), Fatal)
+    assert isinstance(chat(403, {"error": {"code": 403, "message": "Key disabled"}}), Fatal)
+    assert isinstance(chat(403, {"error": {"code": 403, "message": "flagged by moderation"}}), Failed)
+
+
+def test_200_with_retryable_error_code_is_retried():
+    out = chat(200, {"error": {"code": 502, "message": "Provider returned error"}})
+    assert out == Retry("200/err502", "failure", None)
+    out = chat(200, {"error": {"code": 429, "message": "rate limited upstream"}})
+    assert out.signal == "rate"
+
+
+def test_final_errors_keep_the_error_object():
+    out = chat(400, {"error": {"code": 400, "message": "bad image"}})
+    assert isinstance(out, Failed) and out.error.startswith('400: {"code": 400')
+    out = chat(404, {"error": {"code": 404, "message": "No endpoints found that support image input"}})
+    assert isinstance(out, Failed) and "image input" in out.error
+
+
+@pytest.mark.parametrize("body,expect", [
+    ({"id": "gen-1"}, Retry),                                   # 200 without choices, nothing billed
+    ({"id": "gen-1", "usage": {"cost": 0.1}}, Answer),          # billed: kept as an unanswered row
+    ({"choices": []}, Retry),
+    ({"choices": [None]}, Retry),
+    ({"choices": [{"message": None}], "usage": {"cost": 1}}, Answer),
+    ({"choices": [{"message": {"content": None}, "finish_reason": "length"}]}, Answer),
+    ([1, 2, 3], Retry), ("a string", Retry), (None, Retry), (42, Retry),
+])
+def test_strange_200_bodies(body, expect):
+    out = chat(200, body)
+    assert isinstance(out, expect)
+    if isinstance(out, Answer):
+        assert out.pred is None
+
+
+def test_choice_error_with_partial_content():
+    body = {"choices": [{"message": {"content": '{"hot_dog": false}'}, "error": {"code": 500, "message": "cut"}}],
+            "usage": {"cost": 0.2}}
+    out = chat(200, body)
+    assert isinstance(out, Answer) and out.pred is False and out.error.startswith("200:")
+    body["usage"] = {}
+    assert isinstance(chat(200, body), Retry)
+
+
+@pytest.mark.parametrize("raw", [b"<html>Bad gateway</html>", b"\xff\xfe\x00garbage", b"", b'{"choices": [',
+                                 b'{"hot_dog": true}'[:5]])
+def test_non_json_200_is_retried(raw):
+    out = classify(200, {}, raw, decisions=False)
+    assert isinstance(out, Retry) and out.tag.startswith("200/")
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+        st.sampled_from(["choices", "message", "content", "error", "code", "usage", "answers", "hot_dog", "noul",
+                         "metadata", "reason", "cost", "prompt_tokens", "provider", "finish_reason"]) | st.text(max_size=8),
+        inner, max_size=5),
+    max_leaves=25)
+
+
+@settings(max_examples=400, deadline=None)
+@given(status=st.sampled_from([200, 400, 401, 402, 403, 404, 429, 500, 502, 418]), body=json_values,
+       decisions=st.booleans(), ra=st.one_of(st.none(), st.text(max_size=6)))
+def test_classify_never_raises_on_any_json(status, body, decisions, ra):
+    raw = json.dumps(body).encode()
+    out = classify(status, {"retry-after": ra} if ra is not None else {}, raw, decisions=decisions)
+    assert isinstance(out, (Answer, Retry, Failed, Fatal))
+    if isinstance(out, Answer):
+        assert out.pred in (True, False, None)
+        assert out.cost_usd is None or isinstance(out.cost_usd, float)
+        assert status == 200
+    if isinstance(out, Retry):
+        assert out.retry_after is None or out.retry_after >= 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(raw=st.binary(max_size=200), decisions=st.booleans())
+def test_classify_never_raises_on_any_bytes(raw, decisions):
+    assert isinstance(classify(200, {}, raw, decisions=decisions), (Answer, Retry, Failed, Fatal))

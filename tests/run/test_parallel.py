@@ -1,0 +1,69 @@
+"""--parallel-models: all models at once, each with its own limiter and client; and --limiter."""
+import asyncio
+import json
+
+import duckdb
+import pytest
+
+from support.tables import make_rows, write_table
+from hotdogbench_core import RunSettings, load_dataset, run_models
+from hotdogbench_core.ui.cli import build_parser
+from hotdogbench_core.run.runner import ModelFinished, ModelStarted
+from hotdogbench_core.sim.app import SimConfig, Simulator, labels_from_parquet
+
+MODELS = ["openai/gpt-6-luna", "typesafe/jev-1.14"]
+
+
+@pytest.fixture
+def table(tmp_path):
+    return write_table(tmp_path / "photos.parquet", make_rows(n_per_cat=10))
+
+
+def preds(run_dir, model):
+    path = run_dir / (model.replace("/", "__") + ".parquet")
+    return duckdb.sql(f"SELECT id, pred FROM '{path}' ORDER BY id").fetchall()
+
+
+def test_two_models_in_parallel_match_a_sequential_run(table, tmp_path):
+    ds = load_dataset(table)
+    events = []
+    cfg = SimConfig(seed=2, latency_s=0.01, max_in_flight=6, error_5xx=0.05)
+    with Simulator(cfg, labels=labels_from_parquet(table)) as sim:
+        settings = RunSettings(api_key="sk-test", base_url=sim.base_url, max_attempts=20)
+        par = asyncio.run(run_models(MODELS, ds, settings, out=tmp_path / "out", run_name="par", parallel=True,
+                                     on_event=events.append))
+        seq = asyncio.run(run_models(MODELS, ds, settings, out=tmp_path / "out", run_name="seq"))
+    kinds = [(type(e).__name__, e.model) for e in events if isinstance(e, (ModelStarted, ModelFinished))]
+    assert [k for k, _ in kinds[:2]] == ["ModelStarted", "ModelStarted"]  # both started before either finished
+    summary = json.loads((par.run_dir / "summary.json").read_text())
+    assert [s["model"] for s in summary] == MODELS == [s["model"] for s in par.summaries]
+    for s, s_seq in zip(summary, seq.summaries):
+        assert s["photos"] == 30 and s["errors"] == 0 and s["answered"] == 30
+        assert s["accuracy"] == s_seq["accuracy"]
+        assert s["concurrency"]["policy"] == "adaptive"
+    for m in MODELS:
+        assert preds(par.run_dir, m) == preds(seq.run_dir, m)
+    assert par.stopped is None
+
+
+def test_a_fatal_stop_in_parallel_stops_the_others(table, tmp_path):
+    ds = load_dataset(table)
+    with Simulator(SimConfig(seed=0, latency_s=0.005), labels=labels_from_parquet(table), api_key="sk-right") as sim:
+        settings = RunSettings(api_key="sk-wrong", base_url=sim.base_url)
+        res = asyncio.run(run_models(MODELS, ds, settings, out=tmp_path / "out", run_name="k", parallel=True))
+    assert res.stopped and "401" in res.stopped and "key" in res.hint
+    assert [s["model"] for s in res.summaries] == MODELS
+    assert all(s.get("stopped") for s in res.summaries)
+
+
+def test_reference_limiter_reproducible_by_flag(table, tmp_path):
+    args = build_parser().parse_args(["demo", "--limiter", "reference", "--parallel-models"])
+    assert args.limiter == "reference" and args.parallel_models
+    assert build_parser().parse_args(["run"]).limiter == "adaptive"
+    ds = load_dataset(table)
+    with Simulator(SimConfig(seed=0, latency_s=0.005), labels=labels_from_parquet(table)) as sim:
+        settings = RunSettings(api_key="k", base_url=sim.base_url, limiter="reference")
+        res = asyncio.run(run_models(MODELS[:1], ds, settings, out=tmp_path / "out", run_name="ref"))
+    assert res.summaries[0]["concurrency"]["policy"] == "reference"
+    with pytest.raises(ValueError, match="--limiter"):
+        RunSettings(api_key="k", limiter="bbr")

@@ -1,0 +1,1 @@
+"""Helpers shared by the tests (tests/ is on pytest's pythonpath)."""

@@ -1,0 +1,180 @@
+"""Live run state, plans and runs started from them, notebook arguments, thumbnails."""
+import asyncio
+import io
+
+import pytest
+
+from support.tables import make_rows, write_table
+from hotdogbench_core import SAMPLE, load_dataset
+from hotdogbench_core.ui import notebook as nbargs
+from hotdogbench_core.limit.aimd import LimitChange
+from hotdogbench_core.ui.live import LiveRun, ModelLive, RunPlan, run_plan
+from hotdogbench_core.run.runner import LimitChanged, ModelFinished, ModelStarted, PhotoDone
+from hotdogbench_core.store.results import Result
+from hotdogbench_core.sim.app import SimConfig, Simulator, labels_from_parquet
+from hotdogbench_core.report.thumbs import image_data_uri, preview_ids, thumbnails
+
+
+class Clock:
+    def __init__(self):
+        self.t = 100.0
+
+    def __call__(self):
+        return self.t
+
+
+def _res(i):
+    return Result(id=i, open_images_id=None, category="taco", is_hot_dog=False, pred=False)
+
+
+def test_live_state_from_events():
+    clock = Clock()
+    live = LiveRun(["m/a", "m/b"], 10, clock=clock)
+    assert [r["state"] for r in live.rows()] == ["waiting", "waiting"] and not live.finished
+    live.models["m/a"].limit = 8  # what on_model copies from the limiter
+    live.on_event(ModelStarted("m/a", 10, 2))  # resumed: 2 already done
+    clock.t += 2
+    live.on_event(PhotoDone("m/a", _res(1), 6, 10))
+    live.on_event(LimitChanged("m/a", LimitChange(1.5, 16, "slow start")))
+    a = live.models["m/a"]
+    assert a.rate(clock()) == pytest.approx(2.0)  # 4 photos this session in 2 s
+    assert a.eta_s(clock()) == pytest.approx(2.0)
+    assert "2.0 photos/s" in a.subtitle(clock()) and "~2 s left" in a.subtitle(clock())
+    trace = live.trace_frame()
+    assert trace.rows() == [("m/a", 0.0, 8), ("m/a", 1.5, 16), ("m/a", 2.0, 16)]  # reaches to now
+    live.on_event(ModelFinished("m/a", {"model": "m/a"}))
+    live.on_event(ModelStarted("m/b", 10, 0))
+    live.on_event(ModelFinished("m/b", {"model": "m/b", "stopped": "fatal: 401"}))
+    assert [r["state"] for r in live.rows()] == ["done", "stopped"] and live.finished
+    assert ModelLive("m/c", 5).subtitle(0) == "waiting" and ModelLive("m/c", 5).eta_s(0) is None
+
+
+@pytest.fixture
+def small(tmp_path):
+    return load_dataset(write_table(tmp_path / "photos.parquet", make_rows(n_per_cat=4)))
+
+
+def test_run_plan_on_the_simulator_reports_live(small, tmp_path):
+    plan = RunPlan(["typesafe/jev-1.14", "anthropic/claude-haiku-5.5"], small, "simulator", tmp_path / "out", "r1",
+                   sim_config=SimConfig(latency_s=0.005, max_in_flight=3), start_concurrency=2)
+    live = LiveRun(plan.models, plan.requests_per_model)
+    result = asyncio.run(run_plan(plan, live))
+    assert result.run_dir == tmp_path / "out" / "r1" and (result.run_dir / "summary.json").is_file()
+    assert live.finished and all(r["done"] == r["total"] == len(small) for r in live.rows())
+    assert all(r["in_flight"] == 0 and r["limit"] >= 1 for r in live.rows())
+    assert plan.endpoint() == "the built-in simulator"
+
+
+def test_run_plan_to_a_loopback_base_url_needs_no_key(small, tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENROUTER_API_KEY", raising=False)
+    monkeypatch.delenv("OPENROUTER_TOKEN", raising=False)
+    monkeypatch.chdir(tmp_path)
+    with Simulator(SimConfig(latency_s=0.0), labels=labels_from_parquet(small.path)) as sim:
+        plan = RunPlan(["typesafe/jev-1.14"], small, "base_url", tmp_path / "out", "r2", base_url=sim.base_url + "/")
+        result = asyncio.run(run_plan(plan))
+        assert sim.stats.requests >= len(small)
+    assert result.summaries[0]["answered"] == result.summaries[0]["photos"]
+    with pytest.raises(ValueError, match="no OpenRouter key"):
+        RunPlan(["typesafe/jev-1.14"], small, "openrouter", tmp_path, "r3")
+
+
+@pytest.mark.parametrize("kw, msg", [
+    (dict(models=[]), "at least one model"), (dict(target="base_url", base_url="ftp://x"), "base URL"),
+    (dict(target="elsewhere"), "target must be"), (dict(run_name="a/b"), "plain folder name"),
+    (dict(start_concurrency=9, max_concurrency=4), "max-concurrency"),
+])
+def test_plan_checks(small, tmp_path, kw, msg):
+    args = dict(models=["m/a"], dataset=small, target="simulator", out=tmp_path, run_name="r") | kw
+    with pytest.raises(ValueError, match=msg):
+        RunPlan(**args)
+
+
+def test_run_args(monkeypatch, tmp_path):
+    monkeypatch.delenv("OPENROUTER_API_KEY", raising=False)
+    monkeypatch.delenv("OPENROUTER_TOKEN", raising=False)
+    monkeypatch.delenv(nbargs.OUT_ENV, raising=False)
+    monkeypatch.chdir(tmp_path)
+    a = nbargs.run_args({})
+    assert (a.go, a.target, a.models, str(a.out)) == (False, "simulator", None, "out")  # no key: the simulator
+    monkeypatch.setenv("OPENROUTER_API_KEY", "sk-test-SECRET")
+    monkeypatch.setenv(nbargs.OUT_ENV, str(tmp_path / "o"))
+    a = nbargs.run_args({})
+    assert (a.go, a.target, a.out) == (False, "openrouter", tmp_path / "o")
+    a = nbargs.run_args({"simulate": "", "models": "cheap", "out": "x", "start-concurrency": 3, "run": "r"})
+    assert (a.go, a.target, a.models, str(a.out), a.start_concurrency, a.run) == (True, "simulator", "cheap", "x", 3,
+                                                                                   "r")
+    assert nbargs.run_args({"base-url": "http://h:1"}).target == "base_url"
+    assert nbargs.run_args({"max-cost-usd": "2.5"}).max_cost_usd == 2.5 and a.max_cost_usd is None
+
+
+def test_report_args_and_models(monkeypatch):
+    monkeypatch.delenv(nbargs.OUT_ENV, raising=False)
+    r = nbargs.report_args({"out": "o", "run": ["a", "b,c"]})
+    assert (str(r.out), r.runs, r.offline) == ("o", ["a", "b", "c"], True)
+    assert nbargs.report_args({}).runs == [] and not nbargs.report_args({}).offline
+    assert not nbargs.report_args({"run": "a", "offline": "no"}).offline
+    picked, other = nbargs.split_models("cheap, openai/gpt-6-luna, x/y")
+    assert picked == ["preset: cheap (4 models)", "openai/gpt-6-luna"] and other == "x/y"
+    values = [nbargs.model_options()[p] for p in picked]
+    assert nbargs.chosen_models(values, "x/y, openai/gpt-6-luna")[-1] == "x/y"
+    assert nbargs.chosen_models([], " ") == []
+    with pytest.raises(ValueError):
+        nbargs.chosen_models([], "noslash")
+
+
+def test_dataset_sources(tmp_path):
+    assert nbargs.source_for(None) == "sample" and nbargs.source_for(str(SAMPLE)) == "sample"
+    assert nbargs.source_for(nbargs.DATA_URL) == "public" and nbargs.source_for("x.parquet") == "path"
+    assert len(nbargs.open_dataset("sample")) == len(load_dataset(SAMPLE))
+    table = write_table(tmp_path / "t.parquet", make_rows(n_per_cat=2))
+    assert len(nbargs.open_dataset("path", str(table))) == 7
+    up = nbargs.open_dataset("upload", upload=("my table.parquet", table.read_bytes()), data_dir=tmp_path / "d")
+    assert up.path.parent == tmp_path / "d" / "uploads" and up.path.name.endswith("-my_table.parquet")
+    assert nbargs.save_upload("my table.parquet", table.read_bytes(), tmp_path / "d") == up.path  # same bytes
+    for source, kw in (("path", {}), ("upload", {}), ("nope", {})):
+        with pytest.raises(ValueError):
+            nbargs.open_dataset(source, **kw)
+
+
+def test_sim_config_from_knobs():
+    c = nbargs.sim_config({"max_in_flight": 0, "rate_per_s": 5, "latency_s": 0.1, "unknown": 1})
+    assert (c.max_in_flight, c.rate_per_s, c.latency_s, c.error_5xx) == (None, 5, 0.1, 0.01)
+    assert nbargs.sim_config().max_in_flight == 40  # the demo's cap
+
+
+def test_thumbnails():
+    from PIL import Image
+
+    ds = load_dataset(SAMPLE)
+    ids = preview_ids(ds, 10)
+    assert len(ids) == 10 and len({ds.photos[[p.id for p in ds.photos].index(i)].category for i in ids}) == 10
+    thumbs = thumbnails(ds, ids[:3], 32)
+    assert set(thumbs) == set(ids[:3]) and all(u.startswith("data:image/") for u in thumbs.values())
+    buf = io.BytesIO()
+    Image.new("RGB", (400, 200), "red").save(buf, "JPEG")
+    small = image_data_uri(buf.getvalue(), 64)
+    assert small.startswith("data:image/jpeg;base64,") and len(small) < len(buf.getvalue())
+    assert image_data_uri(b"\xff\xd8\xffnot really").startswith("data:image/jpeg;base64,")  # unreadable: as is
+    assert thumbnails(None, [1]) == {}
+
+
+def test_plan_refuses_an_existing_run_unless_resumed(small, tmp_path):
+    plan = RunPlan(["typesafe/jev-1.14"], small, "simulator", tmp_path, "r", sim_config=SimConfig(latency_s=0.0))
+    asyncio.run(run_plan(plan))
+    with pytest.raises(ValueError, match="already holds a run"):
+        RunPlan(["typesafe/jev-1.14"], small, "simulator", tmp_path, "r")
+    again = RunPlan(["typesafe/jev-1.14"], small, "simulator", tmp_path, "r", resume=True,
+                    sim_config=SimConfig(latency_s=0.0))
+    live = LiveRun(again.models, again.requests_per_model)
+    result = asyncio.run(run_plan(again, live))
+    assert result.summaries[0]["photos"] == 12 and live.rows()[0]["done"] == len(small)  # nothing left to ask
+
+
+def test_plan_budget_stops_the_run(small, tmp_path):
+    with pytest.raises(ValueError, match="budget"):
+        RunPlan(["typesafe/jev-1.14"], small, "simulator", tmp_path, "b", max_cost_usd=-1)
+    plan = RunPlan(["openai/gpt-6-luna"], small, "simulator", tmp_path, "b", max_cost_usd=0.0003,
+                   sim_config=SimConfig(latency_s=0.0))
+    result = asyncio.run(run_plan(plan))
+    assert result.stopped and "budget" in result.stopped
+    assert 0 < result.summaries[0]["cost_usd"] <= 0.0003

@@ -31,7 +31,7 @@ import aiohttp
 import httpx
 
 from hotdogbench_core import RunSettings, load_dataset, run_models
-from hotdogbench_core.protocol.models import CHAT_PATH, encode_body
+from hotdogbench_core.protocol.request import request_for
 from hotdogbench_core.run.runner import ModelRun
 
 MODEL = "openai/gpt-6-luna"
@@ -76,10 +76,11 @@ def overhead(quick: bool, tmp: Path) -> list[list]:
     n = 4000 if quick else 8000
     rounds = 3 if quick else 5
     ds = load_dataset(write_photos(tmp / "overhead.parquet", n, image_bytes=2000))
-    body = encode_body(MODEL, next(ds.stream()).image)
+    request = request_for(MODEL)
+    body = request.encode(next(ds.stream()).image)
     rows, pairs = [], []
     with FastServer(0.001) as srv:
-        url = srv.base_url + CHAT_PATH
+        url = srv.base_url + request.path
         asyncio.run(bare_loop(url, body, 2000))  # warm up the server
         for i in range(rounds):
             bare = asyncio.run(bare_loop(url, body, n))

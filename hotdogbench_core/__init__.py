@@ -6,11 +6,13 @@ simulator), and read the results back.
 from ._version import __version__
 
 from .limit.adaptive import AdaptiveLimiter
-from .protocol.answers import classify, parse_verdict
+from .protocol.answers import classify
+from .protocol.chat import QUESTION, SCHEMA, parse_verdict
+from .protocol.request import body_for
 from .store.dataset import DATA_URL, SAMPLE, Dataset, DatasetError, load_dataset
 from .run.keys import find_key
 from .limit.aimd import AIMDLimiter, LimitChange
-from .protocol.models import MODELS, PRESETS, QUESTION, SCHEMA, body_for, resolve_models
+from .protocol.models import MODELS, PRESETS, resolve_models
 from .store.results import Result, summarize
 from .run.runner import (DEFAULT_BASE_URL, LimitChanged, ModelFinished, ModelRun, ModelStarted, PhotoDone, RunError,
                      RunSettings)

@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import polars as pl
 
-from ..protocol.models import MODELS
+from ..protocol.models import model_spec
 
 PRICE_KEYS = ("prompt", "completion", "image", "request")  # USD per token / image / request, as in /v1/models
 DEFAULT_PROMPT_TOKENS = 1000  # one photo plus the question, order of magnitude for real vision models
@@ -132,7 +132,7 @@ def past_tokens(out: str | Path, base_url: str | None = None) -> dict[str, Token
 def guess_tokens(model: str, past: dict[str, TokenGuess] | None = None) -> TokenGuess:
     if past and model in past:
         return past[model]
-    reasoning = "reasoning" in MODELS.get(model, {})
+    reasoning = "reasoning" in model_spec(model).params
     return TokenGuess(DEFAULT_PROMPT_TOKENS, DEFAULT_COMPLETION_TOKENS + (REASONING_GUESS if reasoning else 0),
                       "default guess")
 

@@ -18,12 +18,12 @@ from typing import Callable
 import aiohttp
 import httpx
 
-from ..protocol.answers import Answer, Failed, Fatal, Outcome, Retry, classify
+from ..protocol.answers import Answer, Failed, Fatal, Outcome, Retry
 from .budget import CostBudget
 from ..store.dataset import Dataset, Photo
 from .gc_tuning import tuned_for_run
 from ..store.journal import Journal, journal_path, read_journal
-from ..protocol.models import encode_body, endpoint_path, request_settings, uses_decisions
+from ..protocol.request import Request, request_for
 from ..store.results import Result, model_file_stem, summarize, summarize_statistics, write_results_parquet
 from .settings import (DEFAULT_BASE_URL, LIMITER_POLICIES, LIMITERS, Event, LimitChanged, ModelFinished,  # noqa: F401
                        ModelStarted, PhotoDone, RunError, RunSettings)
@@ -48,8 +48,8 @@ class ModelRun:
         self.model, self.dataset, self.settings = model, dataset, settings
         self.run_dir = Path(run_dir)
         self.on_event = on_event
-        self.decisions = uses_decisions(model)
-        self.url = settings.base_url + endpoint_path(model)
+        self.request: Request = request_for(model)
+        self.url = settings.base_url + self.request.path
         self.limiter = LIMITERS[settings.limiter](settings.start_concurrency, settings.max_concurrency)
         self.limiter.subscribe(lambda c: self._emit(LimitChanged(model, c)))
         self.rng = random.Random(settings.seed)
@@ -73,7 +73,7 @@ class ModelRun:
     # -- journal and resume -------------------------------------------------------------------------------
     def _header(self) -> dict:
         return {"model": self.model, "dataset_sha256": self.dataset.sha256, "dataset_rows": len(self.dataset),
-                "request": request_settings(self.model), "repeats": self.repeats}
+                "request": self.request.settings(), "repeats": self.repeats}
 
     def _prepare(self, resume: bool) -> None:
         state = read_journal(self._journal_path)
@@ -264,7 +264,7 @@ class ModelRun:
 
     async def _send(self, client, photo: Photo) -> tuple[Outcome, float | None]:
         """POST one photo; the whole exchange (connect, send, every byte of the answer) within request_timeout."""
-        body = encode_body(self.model, photo.image)
+        body = self.request.encode(photo.image)
         headers = {"Authorization": f"Bearer {self.settings.api_key}", "Content-Type": "application/json"}
         task = asyncio.current_task()
         t0 = time.perf_counter()
@@ -286,7 +286,7 @@ class ModelRun:
         if data is None:
             return Failed(f"{status}: response body over {MAX_BODY_BYTES} bytes"), None
         latency = time.perf_counter() - t0
-        return classify(status, resp_headers, data, decisions=self.decisions), latency
+        return self.request.classify(status, resp_headers, data), latency
 
     async def _attempt(self, client, item: _Pending, reserved: float = 0.0) -> None:
         try:

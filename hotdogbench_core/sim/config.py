@@ -36,8 +36,8 @@ _BASE_PROFILE = {"accuracy": DEFAULT_ACCURACY, "unanswered_rate": 0.0, "prompt":
 
 
 def _registry_profile(model: str) -> dict:
-    params = MODELS.get(model, {})
-    return {**_BASE_PROFILE, "reasoning": "reasoning" in params, "decisions": bool(params.get("decisions")),
+    spec = MODELS[model]
+    return {**_BASE_PROFILE, "reasoning": "reasoning" in spec.params, "decisions": spec.endpoint == "decisions",
             **_PROFILES.get(model, {})}
 
 

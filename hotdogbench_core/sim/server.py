@@ -8,25 +8,21 @@ import asyncio
 import base64
 import binascii
 import hashlib
-import itertools
 import json
 import math
 import random
-import struct
 import time
 from typing import Any
 
 from aiohttp import web
 
-from ..protocol.models import CHAT_PATH, DECISIONS_PATH
-from .config import FAULTS, MODEL_PROFILES, SimConfig, accuracy_for, profile_for, unanswered_for
+from ..protocol.endpoint import Endpoint, RequestRejected
+from ..protocol.endpoints import BY_PATH
+from .config import FAULTS, MODEL_PROFILES, SimConfig, profile_for
 from .counters import CLIENT_GONE, DROPPED, SimStats
-
-Labels = dict[str, tuple[bool, str | None]]  # sha256 hex of image bytes -> (is_hot_dog, category)
+from .replies import Labels, Replies
 
 MODELS_PATH = "/v1/models"
-_INV64 = 1.0 / 2.0 ** 64
-_REASONING_BASE = {"none": 0, "minimal": 48, "low": 192, "medium": 640, "high": 2048, "xhigh": 4096}
 _5XX = {500: "Internal Server Error", 502: "Provider returned error",
         503: "No available model provider that meets your routing requirements",
         524: "Provider timed out (simulated)", 529: "Provider returned error: overloaded"}
@@ -49,26 +45,6 @@ def _secs(x: float) -> str:
     return f"{math.ceil(x * 1000) / 1000:.3f}"
 
 
-def _find_image(items: Any) -> tuple[Any, int]:
-    """(first image_url url or None, characters of text) in a list of content parts / strings."""
-    url, text = None, 0
-    if isinstance(items, str):
-        return None, len(items)
-    if not isinstance(items, list):
-        return None, 0
-    for part in items:
-        if isinstance(part, str):
-            text += len(part)
-        elif isinstance(part, dict):
-            typ = part.get("type")
-            if typ == "text" and isinstance(part.get("text"), str):
-                text += len(part["text"])
-            elif typ == "image_url" and url is None:
-                iu = part.get("image_url")
-                url = iu.get("url") if isinstance(iu, dict) else iu
-    return url, text
-
-
 def _parse(raw: bytes) -> tuple[Any, bytes | None]:
     """json.loads(raw), but with the first base64 data-URL payload cut out and returned as bytes, so the
     big string isn't scanned by the JSON parser (the hot path). As the payload has no quote or backslash
@@ -87,20 +63,26 @@ def _parse(raw: bytes) -> tuple[Any, bytes | None]:
 
 
 class SimCore:
-    """Per-server state: config, labels, stats, the per-request RNG, the token bucket, the answer cache."""
+    """Per-server state: config, labels, stats, the per-request RNG, the token bucket, the digest cache."""
 
     def __init__(self, config: SimConfig, labels: Labels | None, api_key: str | None):
         self.config = config
-        self.labels: Labels = dict(labels or {})
+        self.replies = Replies(labels)
         self.api_key = api_key
         self.stats = SimStats()
         self._rng_seed = config.seed
         self._rng = random.Random(config.seed)
         self._tokens: float | None = None  # token bucket level (None: bucket off or not started)
         self._bucket_t = 0.0
-        self._draw_cache: dict[tuple, tuple[float, ...]] = {}
         self._digests: dict[tuple[int, int], tuple[str, int]] = {}  # (len, hash) of base64 -> (sha256, bytes)
-        self._ids = itertools.count(1)
+
+    @property
+    def labels(self) -> Labels:
+        return self.replies.labels
+
+    @labels.setter
+    def labels(self, labels: Labels) -> None:
+        self.replies.labels = dict(labels)
 
     def image_digest(self, b64: str | bytes) -> tuple[str, int] | None:
         """(sha256 hex, byte count) of a base64 payload, or None if it isn't valid non-empty base64. Cached by
@@ -119,85 +101,6 @@ class SimCore:
                 self._digests.clear()
             self._digests[key] = hit
         return hit
-
-    # --- answers -------------------------------------------------------------------------------------
-    def draws(self, model: str, digest: str) -> tuple[float, ...]:
-        """Seven uniforms in [0, 1) fixed by (seed, model, image digest): correct?, spread, unanswered?,
-        unanswered kind, fenced?, reasoning amount, spare. Independent of request order and concurrency."""
-        key = (self.config.seed, model, digest)
-        d = self._draw_cache.get(key)
-        if d is None:
-            h = hashlib.blake2b(f"{key[0]}\x1f{model}\x1f{digest}".encode(), digest_size=56).digest()
-            d = tuple(x * _INV64 for x in struct.unpack("<7Q", h))
-            if len(self._draw_cache) >= 200_000:
-                self._draw_cache.clear()
-            self._draw_cache[key] = d
-        return d
-
-    def _verdict(self, cfg: SimConfig, prof: dict, model: str, digest: str, u: tuple) -> tuple[bool, float]:
-        """(says hot dog?, spread uniform) for one request."""
-        uc, us = u[0], u[1]
-        if cfg.consistency < 1.0 and self._rng.random() >= cfg.consistency:
-            uc, us = self._rng.random(), self._rng.random()  # re-drawn for this request only
-        label = self.labels.get(digest)
-        if label is None:  # truth unknown: a (seeded) coin flip
-            return uc < 0.5, us
-        truth, category = label
-        truth = bool(truth)
-        return (truth if uc < accuracy_for(cfg, prof, model, category) else not truth), us
-
-    def _chat(self, cfg, prof, model, digest, n_bytes, text_chars, body, empty) -> tuple[dict, float, bool]:
-        u = self.draws(model, digest)
-        yes, _ = self._verdict(cfg, prof, model, digest, u)
-        max_tokens = body.get("max_tokens") or body.get("max_completion_tokens")
-        if not isinstance(max_tokens, int) or max_tokens <= 0:
-            max_tokens = None
-        reasoning = 0
-        if prof["reasoning"]:
-            r = body.get("reasoning")
-            r = r if isinstance(r, dict) else {}
-            base = r.get("max_tokens") if isinstance(r.get("max_tokens"), int) else \
-                _REASONING_BASE.get(r.get("effort", "medium"), 640)
-            reasoning = 0 if r.get("enabled") is False else int(base * (0.5 + u[5]))
-        finish, answered = "stop", False
-        if empty:
-            content, out = None, 0
-        elif u[2] < unanswered_for(cfg, prof, model):
-            if prof["reasoning"] and max_tokens and u[3] < 0.5:
-                reasoning = max_tokens  # reasoning ran out of tokens before any answer
-            content, out = "I cannot tell.", 5
-        else:
-            content, out, answered = ('{"hot_dog": true}' if yes else '{"hot_dog": false}'), 7, True
-            if u[4] < cfg.fenced_rate:
-                content, out = f"```json\n{content}\n```", out + 4
-        if max_tokens and reasoning + out > max_tokens:
-            content, out, reasoning, finish, answered = None, 0, max_tokens, "length", False
-        prompt = 85 + n_bytes // 750 + text_chars // 4 + 8
-        completion = reasoning + out
-        cost = prompt * prof["prompt"] + completion * prof["completion"] + prof["image"] + prof["request"]
-        now = int(time.time())
-        resp = {
-            "id": f"gen-{now}-{next(self._ids):010d}", "provider": "simulator", "model": model,
-            "object": "chat.completion", "created": now,
-            "choices": [{"logprobs": None, "finish_reason": finish, "native_finish_reason": finish, "index": 0,
-                         "message": {"role": "assistant", "content": content, "refusal": None, "reasoning": None}}],
-            "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
-                      "cost": cost, "is_byok": False, "prompt_tokens_details": {"cached_tokens": 0},
-                      "completion_tokens_details": {"reasoning_tokens": reasoning}},
-        }
-        return resp, cost, answered
-
-    def _decision(self, cfg, prof, model, digest, n_bytes, text_chars, questions, empty) -> tuple[dict, float, bool]:
-        u = self.draws(model, digest)
-        yes, us = self._verdict(cfg, prof, model, digest, u)
-        p = min(1.0, max(0.0, 0.9 + cfg.noul_spread * (2.0 * us - 1.0)))
-        noul = None if empty else (p if yes else 1.0 - p)
-        inp, out = 85 + n_bytes // 750 + text_chars // 4 + 8, 3 * len(questions)
-        cost = inp * prof["prompt"] + out * prof["completion"] + prof["image"] + prof["request"]
-        resp = {"id": f"gen-dec-{int(time.time())}-{next(self._ids):010d}", "model": model, "provider": "simulator",
-                "answers": {q: {"type": "noul", "noul": noul} for q in questions},
-                "usage": {"input_tokens": inp, "output_tokens": out, "cost": cost}}
-        return resp, cost, noul is not None
 
     # --- HTTP ----------------------------------------------------------------------------------------
     def models_body(self) -> dict:
@@ -252,28 +155,34 @@ class SimCore:
         path = request.path
         if path.startswith("/api/"):
             path = path[4:]
-        if path == CHAT_PATH:
-            chat = True
-        elif path == DECISIONS_PATH:
-            chat = False
-        elif path == MODELS_PATH and request.method == "GET":
-            return _json(self.models_body())
-        else:
+        endpoint = BY_PATH.get(path)
+        if endpoint is None:
+            if path == MODELS_PATH and request.method == "GET":
+                return _json(self.models_body())
             return _json(error_body(404, f"Not Found: {request.method} {request.path}"), 404)
         if request.method != "POST":
             return _json(error_body(405, "Method Not Allowed"), 405)
-        stats = self.stats
         t = time.monotonic()
-        stats._arrive()
+        self.stats._arrive()
         try:
             raw = await request.read()
         except web.HTTPException as e:  # e.g. body too large
             return self._reject(None, t, e.status, e.reason)
         except BaseException:  # the client went away mid-body, or the server is stopping
-            stats._finish(None, t, CLIENT_GONE)
+            self.stats._finish(None, t, CLIENT_GONE)
             raise
         cfg = self.config
+        read = self._read(endpoint, request, raw, cfg, t)
+        if isinstance(read, web.Response):
+            return read
+        model, prof, asked, digest, n_bytes = read
+        refused = self._check_caps(cfg, digest, t)
+        if refused is not None:
+            return refused
+        return await self._serve(cfg, endpoint, request, asked, model, prof, digest, n_bytes, t)
 
+    def _read(self, endpoint: Endpoint, request: web.BaseRequest, raw: bytes, cfg: SimConfig, t: float):
+        """(model, profile, what was asked, image digest, image bytes), or the 4xx response that refuses it."""
         auth = request.headers.get("Authorization", "")
         key = auth[7:].strip() if auth.startswith("Bearer ") else ""
         if not key:
@@ -292,22 +201,11 @@ class SimCore:
         prof = profile_for(cfg, model)
         if prof is None:
             return self._reject(None, t, 404, f"No endpoints found for {model}.")
-        questions = None
-        if chat:
-            url, text_chars = None, 0
-            msgs = body.get("messages")
-            for msg in msgs if isinstance(msgs, list) else ():
-                if isinstance(msg, dict):
-                    u, n = _find_image(msg.get("content"))
-                    url, text_chars = url or u, text_chars + n
-        else:
-            url, text_chars = _find_image(body.get("state"))
-            questions = body.get("questions")
-            if not isinstance(questions, dict) or not questions:
-                return self._reject(None, t, 400, "questions must be a non-empty object")
-            for q in questions.values():
-                if not isinstance(q, dict) or q.get("type") != "noul":
-                    return self._reject(None, t, 400, "unsupported question type (the simulator answers noul)")
+        try:
+            asked = endpoint.read_request(body)
+        except RequestRejected as e:
+            return self._reject(None, t, 400, str(e))
+        url = asked.image_url
         if url is None:
             return self._reject(None, t, 400, "No image_url part in the request: the simulator needs a photo")
         found = None
@@ -317,9 +215,11 @@ class SimCore:
                 found = self.image_digest(payload if payload is not None and not b64 else b64)
         if found is None:
             return self._reject(None, t, 400, "image_url must be a non-empty base64 data: URL")
-        digest, n_bytes = found
+        return model, prof, asked, *found
 
-        # --- caps ------------------------------------------------------------------------------------
+    def _check_caps(self, cfg: SimConfig, digest: str, t: float) -> web.Response | None:
+        """The refusal of a request over a cap (credits, in flight, token bucket), or None to admit it."""
+        stats = self.stats
         if cfg.credits_usd is not None and stats.spent_usd >= cfg.credits_usd:
             return self._reject(digest, t, 402, _NO_CREDITS,
                                 {"spent_usd": stats.spent_usd, "limit_usd": cfg.credits_usd})
@@ -331,25 +231,29 @@ class SimCore:
             wait = self._take_token(cfg, t)
             if wait is not None:
                 return self._rate_limited(digest, t, wait, cfg.burst)
+        return None
 
-        # --- faults (one draw from the seeded per-request RNG) ---------------------------------------
+    def _draw_fault(self, cfg: SimConfig) -> str | None:
+        """One draw from the seeded per-request RNG: which fault, if any, this request gets."""
         if cfg.seed != self._rng_seed:
             self._rng_seed, self._rng = cfg.seed, random.Random(cfg.seed)
-        rng = self._rng
-        fault, r = None, rng.random()
+        r = self._rng.random()
         for kind in FAULTS:
             p = getattr(cfg, kind)
             if p:
                 if r < p:
-                    fault = kind
-                    stats._fault(kind)
-                    break
+                    self.stats._fault(kind)
+                    return kind
                 r -= p
+        return None
+
+    async def _serve(self, cfg, endpoint: Endpoint, request, asked, model, prof, digest, n_bytes, t):
+        fault = self._draw_fault(cfg)
         if fault == "in_flight_402":
             return self._reject(digest, t, 402, "Request exceeds the in-flight budget for this key (simulated)",
                                 {"reason": "in_flight_budget_exhausted", "limit_source": "openrouter_in_flight_budget"},
                                 {"Retry-After": "1"}, 1.0)
-
+        stats, rng = self.stats, self._rng
         stats._admit()
         status, cost, verdict = CLIENT_GONE, 0.0, None
         try:
@@ -376,12 +280,9 @@ class SimCore:
                                         {"provider_name": "simulator", "raw": "simulated upstream error"}))
             if fault == "no_choices":
                 status = 200
-                return _json({"id": f"gen-{'' if chat else 'dec-'}{int(time.time())}-{next(self._ids):010d}"})
-            empty = fault == "empty_content"
-            if chat:
-                resp, c, ok = self._chat(cfg, prof, model, digest, n_bytes, text_chars, body, empty)
-            else:
-                resp, c, ok = self._decision(cfg, prof, model, digest, n_bytes, text_chars, questions, empty)
+                return _json({"id": endpoint.id_prefix + self.replies.next_id()})
+            resp, c, ok = self.replies.reply(cfg, rng, endpoint, asked, prof, model, digest, n_bytes,
+                                             empty=fault == "empty_content")
             status = 200
             if fault == "malformed_body":
                 s = _dumps(resp)

@@ -22,13 +22,14 @@ from .._version import __version__
 
 from ..stats import proportions as stats
 from .journal import read_journal
-from ..protocol.models import DECISIONS_INSTRUCTIONS, MAX_TOKENS, QUESTION, SCHEMA, body_for, endpoint_path, request_settings
+from ..protocol.chat import MAX_TOKENS, QUESTION, SCHEMA
+from ..protocol.decisions import INSTRUCTIONS as DECISIONS_INSTRUCTIONS
+from ..protocol.request import request_for
 from .results import Result, write_atomic
 
 PAIRS_FILE = "pairs.json"
 MANIFEST_FILE = "manifest.json"
 MANIFEST_VERSION = 1
-IMAGE_PLACEHOLDER = "<image bytes, base64>"
 # Fallback when the installed distribution's metadata can't be read (e.g. run from a source tree copy).
 CORE_PACKAGES = ("httpx", "httpx-aiohttp", "aiohttp", "duckdb", "polars", "pyarrow", "marimo", "altair",
                  "nest-asyncio")
@@ -183,21 +184,6 @@ def package_versions() -> dict[str, str | None]:
     return out
 
 
-def _body_template(model: str) -> dict:
-    """The exact request body sent for every photo, with the image's base64 replaced by a placeholder."""
-    empty = body_for(model, b"")
-
-    def walk(x):
-        if isinstance(x, dict):
-            return {k: walk(v) for k, v in x.items()}
-        if isinstance(x, list):
-            return [walk(v) for v in x]
-        if isinstance(x, str) and x.startswith("data:image/") and x.endswith(";base64,"):
-            return x + IMAGE_PLACEHOLDER
-        return x
-    return walk(empty)
-
-
 def limiter_settings(settings: Any, limiter: Any = None) -> dict:
     """The concurrency settings, and the limiter's policy and constants when a limiter is given."""
     out = {"start_concurrency": getattr(settings, "start_concurrency", None),
@@ -244,8 +230,8 @@ def start_manifest(run_dir: Path | str, dataset: Any, settings: Any, models: lis
     photos = getattr(dataset, "photos", [])
     model_info = dict(old.get("models") or {})
     for m in models:
-        model_info[m] = {"url": base_url + endpoint_path(m), "request": request_settings(m),
-                         "body": _body_template(m)}
+        request = request_for(m)
+        model_info[m] = {"url": base_url + request.path, "request": request.settings(), "body": request.template()}
     manifest = {
         "manifest_version": MANIFEST_VERSION,
         "run": Path(run_dir).name,

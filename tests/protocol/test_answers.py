@@ -6,6 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hotdogbench_core.protocol.answers import Answer, Failed, Fatal, Retry, classify, parse_retry_after
+from hotdogbench_core.protocol.chat import CHAT
+from hotdogbench_core.protocol.decisions import DECISIONS
 
 CHAT_OK = {"id": "gen-1", "provider": "OpenAI", "choices": [{"message": {"content": '{"hot_dog": true}'},
            "finish_reason": "stop"}], "usage": {"prompt_tokens": 100, "completion_tokens": 5, "cost": 0.0001,
@@ -14,7 +16,7 @@ CHAT_OK = {"id": "gen-1", "provider": "OpenAI", "choices": [{"message": {"conten
 
 def chat(status=200, body=None, headers=None):
     raw = body if isinstance(body, bytes) else json.dumps(body).encode()
-    return classify(status, headers or {}, raw, decisions=False)
+    return classify(status, headers or {}, raw, CHAT)
 
 
 def test_chat_answer_fields():
@@ -26,7 +28,7 @@ def test_decisions_answer_threshold():
     def dec(p):
         return classify(200, {}, json.dumps({"answers": {"hot_dog": {"type": "noul", "noul": p}},
                                              "usage": {"input_tokens": 9, "output_tokens": 1, "cost": 0.5},
-                                             "provider": "X"}).encode(), decisions=True)
+                                             "provider": "X"}).encode(), DECISIONS)
     assert dec(0.5).pred is True and dec(0.4999).pred is False
     a = dec(0.96)
     assert (a.prompt_tokens, a.completion_tokens, a.cost_usd, a.raw) == (9, 1, 0.5, "0.96")
@@ -105,7 +107,7 @@ def test_choice_error_with_partial_content():
 @pytest.mark.parametrize("raw", [b"<html>Bad gateway</html>", b"\xff\xfe\x00garbage", b"", b'{"choices": [',
                                  b'{"hot_dog": true}'[:5]])
 def test_non_json_200_is_retried(raw):
-    out = classify(200, {}, raw, decisions=False)
+    out = classify(200, {}, raw, CHAT)
     assert isinstance(out, Retry) and out.tag.startswith("200/")
 
 
@@ -123,7 +125,7 @@ json_values = st.recursive(
        decisions=st.booleans(), ra=st.one_of(st.none(), st.text(max_size=6)))
 def test_classify_never_raises_on_any_json(status, body, decisions, ra):
     raw = json.dumps(body).encode()
-    out = classify(status, {"retry-after": ra} if ra is not None else {}, raw, decisions=decisions)
+    out = classify(status, {"retry-after": ra} if ra is not None else {}, raw, DECISIONS if decisions else CHAT)
     assert isinstance(out, (Answer, Retry, Failed, Fatal))
     if isinstance(out, Answer):
         assert out.pred in (True, False, None)
@@ -136,4 +138,4 @@ def test_classify_never_raises_on_any_json(status, body, decisions, ra):
 @settings(max_examples=200, deadline=None)
 @given(raw=st.binary(max_size=200), decisions=st.booleans())
 def test_classify_never_raises_on_any_bytes(raw, decisions):
-    assert isinstance(classify(200, {}, raw, decisions=decisions), (Answer, Retry, Failed, Fatal))
+    assert isinstance(classify(200, {}, raw, DECISIONS if decisions else CHAT), (Answer, Retry, Failed, Fatal))

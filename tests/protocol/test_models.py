@@ -3,9 +3,14 @@ from pathlib import Path
 
 import pytest
 
-from hotdogbench_core.protocol.answers import RETRY_STATUSES, parse_verdict
-from hotdogbench_core.protocol.models import (MODELS, PRESETS, QUESTION, SCHEMA, UnknownModelError, body_for, endpoint_path,
-                                     resolve_models)
+from hotdogbench_core.protocol.answers import RETRY_STATUSES
+from hotdogbench_core.protocol.chat import QUESTION, SCHEMA, parse_verdict
+from hotdogbench_core.protocol.models import MODELS, PRESETS, UnknownModelError, resolve_models
+from hotdogbench_core.protocol.request import body_for, request_for
+
+
+def endpoint_path(model):
+    return request_for(model).path
 
 REF = json.loads((Path(__file__).parents[1] / "fixtures" / "reference_bodies.json").read_text())
 IMAGE = bytes.fromhex(REF["image_hex"])

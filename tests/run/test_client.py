@@ -9,7 +9,8 @@ from aiohttp import web
 
 from support.tables import make_rows, write_table
 from hotdogbench_core import RunSettings, load_dataset
-from hotdogbench_core.protocol.models import MODELS, body_for, encode_body
+from hotdogbench_core.protocol.models import MODELS
+from hotdogbench_core.protocol.request import body_for, request_for
 from hotdogbench_core.run.runner import MAX_BODY_BYTES, ModelRun
 from hotdogbench_core.sim.app import SimConfig, Simulator
 
@@ -32,7 +33,7 @@ def test_encode_body_is_the_wire_body_of_body_for():
     for model in list(MODELS) + ["someone/unknown-vlm"]:
         for image in (b"\xff\xd8\xff", bytes(range(256)) * 3 + b"\xff\xd8\xff", bytes(range(256)) * 400):
             wire = json.dumps(body_for(model, image), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-            assert encode_body(model, image) == wire.encode()
+            assert request_for(model).encode(image) == wire.encode()
 
 
 def test_stalled_request_times_out_as_a_transport_retry(ds, tmp_path):

@@ -17,7 +17,16 @@ import httpx
 import pytest
 from httpx_aiohttp import HttpxAiohttpClient
 
-from hotdogbench_core.protocol.models import CHAT_PATH, DECISIONS_PATH, MODELS, body_for, endpoint_path
+from hotdogbench_core.protocol.chat import CHAT as CHAT_KIND
+from hotdogbench_core.protocol.decisions import DECISIONS as DECISIONS_KIND
+from hotdogbench_core.protocol.models import MODELS
+from hotdogbench_core.protocol.request import body_for, request_for
+
+CHAT_PATH, DECISIONS_PATH = CHAT_KIND.path, DECISIONS_KIND.path
+
+
+def endpoint_path(model):
+    return request_for(model).path
 from hotdogbench_core.sim.app import (MODEL_PROFILES, SimConfig, Simulator, image_digest, labels_from_parquet,
                                         serve_forever)
 

@@ -9,7 +9,8 @@ import pytest
 
 from support.tables import make_rows, write_table
 from hotdogbench_core import RunSettings, __version__, load_dataset, run_models
-from hotdogbench_core.protocol.models import QUESTION, SCHEMA, request_settings
+from hotdogbench_core.protocol.chat import QUESTION, SCHEMA
+from hotdogbench_core.protocol.request import request_for
 from hotdogbench_core.store.results import Result, summarize, summarize_statistics
 from hotdogbench_core.store.manifest import (compute_pairs, finish_manifest, git_info, pair_stats, public_base_url,
                                         read_manifest, start_manifest, write_pairs)
@@ -228,7 +229,7 @@ def test_two_models_three_repeats_over_http(table, tmp_path):
     assert m["question"] == QUESTION and m["schema"] == SCHEMA
     assert list(m["models"]) == MODELS
     for model in MODELS:
-        assert m["models"][model]["request"] == request_settings(model)
+        assert m["models"][model]["request"] == request_for(model).settings()
         assert m["models"][model]["body"]["model"] == model
         assert m["outcomes"][model]["status"] == "finished"
         assert m["outcomes"][model]["done"] == m["outcomes"][model]["total"] == 93

@@ -1,0 +1,132 @@
+"""Chat completions (POST /v1/chat/completions): the question as text beside the photo, a JSON verdict back.
+
+The body is byte for byte the reference script's; the verdict is read as the reference's parse() did.
+"""
+from __future__ import annotations
+
+import json
+import time
+
+from .answers import RAW_CHARS, RETRY_STATUSES, Answer, Outcome, Retry, classify_error, error_text, rate_signal
+from .answers import as_dict, as_int, as_num, as_str
+from .endpoint import Asked, Endpoint, Reply, find_image
+
+QUESTION = 'Is the food in this photo a hot dog? Answer with JSON: {"hot_dog": true} or {"hot_dog": false}.'
+SCHEMA = {
+    "type": "json_schema",
+    "json_schema": {
+        "name": "verdict",
+        "strict": True,
+        "schema": {"type": "object", "properties": {"hot_dog": {"type": "boolean"}},
+                   "required": ["hot_dog"], "additionalProperties": False},
+    },
+}
+MAX_TOKENS = 1024
+
+
+def parse_verdict(text: str | None) -> bool | None:
+    """{"hot_dog": true|false} as plain JSON or in a ```json fence; else the reference's substring fallback."""
+    if not isinstance(text, str):
+        return None
+    try:
+        v = json.loads(text.strip().removeprefix("```json").removesuffix("```").strip())["hot_dog"]
+        return v if isinstance(v, bool) else None
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError):
+        low = text.lower()
+        if '"hot_dog": true' in low or '"hot_dog":true' in low:
+            return True
+        if '"hot_dog": false' in low or '"hot_dog":false' in low:
+            return False
+        return None
+
+
+class Chat(Endpoint):
+    name = "chat"
+    path = "/v1/chat/completions"
+    id_prefix = "gen-"
+
+    def body(self, model: str, params: dict, image_url: str) -> dict:
+        return {
+            "model": model,
+            "messages": [{"role": "user", "content": [
+                {"type": "image_url", "image_url": {"url": image_url}},
+                {"type": "text", "text": QUESTION},
+            ]}],
+            "max_tokens": MAX_TOKENS,
+            "response_format": SCHEMA,
+            "usage": {"include": True},
+            **params,
+        }
+
+    def settings(self, params: dict) -> dict:
+        return {"endpoint": self.path, "question": QUESTION, "max_tokens": MAX_TOKENS, "response_format": SCHEMA,
+                "usage": {"include": True}, **params}
+
+    def read_answer(self, data: dict, usage: dict, provider: str | None) -> Outcome:
+        common = dict(prompt_tokens=as_int(usage.get("prompt_tokens")),
+                      completion_tokens=as_int(usage.get("completion_tokens")),
+                      reasoning_tokens=as_int(as_dict(usage.get("completion_tokens_details")).get("reasoning_tokens")),
+                      cost_usd=as_num(usage.get("cost")), provider=provider)
+        choices = data.get("choices")
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            if "error" in data:
+                return classify_error(200, data["error"], {})
+            if not usage:  # nothing billed and nothing said: worth asking again
+                return Retry("200/nochoices", "failure")
+            return Answer(None, None, error="response without choices", **common)
+        choice = choices[0]
+        if choice.get("error") is not None:
+            err = choice["error"]
+            code = as_dict(err).get("code")
+            if isinstance(code, int) and code in RETRY_STATUSES and not usage:
+                return Retry(f"200/err{code}", rate_signal(code))
+            content = as_str(as_dict(choice.get("message")).get("content"))
+            return Answer(parse_verdict(content), content[:RAW_CHARS] if content else None,
+                          error=error_text(200, err), **common)
+        content = as_dict(choice.get("message")).get("content")
+        if not isinstance(content, str):
+            # null content: a reasoning model spent max_tokens thinking. Billed, unanswered, not an error (as reference)
+            return Answer(None, "" if content is None else str(content)[:RAW_CHARS], **common)
+        return Answer(parse_verdict(content), content[:RAW_CHARS], **common)
+
+    # -- the server's side ---------------------------------------------------------------------------------
+    def read_request(self, body: dict) -> Asked:
+        url, text_chars = None, 0
+        msgs = body.get("messages")
+        for msg in msgs if isinstance(msgs, list) else ():
+            if isinstance(msg, dict):
+                u, n = find_image(msg.get("content"))
+                url, text_chars = url or u, text_chars + n
+        max_tokens = body.get("max_tokens") or body.get("max_completion_tokens")
+        if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens <= 0:
+            max_tokens = None
+        reasoning = body.get("reasoning")
+        return Asked(url, text_chars, max_tokens, reasoning if isinstance(reasoning, dict) else {})
+
+    def reply(self, asked: Asked, reply: Reply, price) -> tuple[dict, float, bool]:
+        finish, answered, reasoning = "stop", False, reply.reasoning_tokens
+        if reply.empty:
+            content, out = None, 0
+        elif reply.unanswered is not None:
+            content, out = reply.unanswered, 5
+        else:
+            content, out, answered = ('{"hot_dog": true}' if reply.verdict else '{"hot_dog": false}'), 7, True
+            if reply.fenced:
+                content, out = f"```json\n{content}\n```", out + 4
+        if asked.max_tokens and reasoning + out > asked.max_tokens:
+            content, out, reasoning, finish, answered = None, 0, asked.max_tokens, "length", False
+        prompt, completion = reply.prompt_tokens, reasoning + out
+        cost = price(prompt, completion)
+        resp = {
+            "id": self.id_prefix + reply.id, "provider": reply.provider, "model": reply.model,
+            "object": "chat.completion", "created": int(time.time()),
+            "choices": [{"logprobs": None, "finish_reason": finish, "native_finish_reason": finish, "index": 0,
+                         "message": {"role": "assistant", "content": content, "refusal": None, "reasoning": None}}],
+            "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
+                      "cost": cost, "is_byok": False, "prompt_tokens_details": {"cached_tokens": 0},
+                      "completion_tokens_details": {"reasoning_tokens": reasoning}},
+        }
+        return resp, cost, answered
+
+
+CHAT = Chat()

@@ -1,0 +1,82 @@
+"""What the simulator answers: seeded verdicts per (seed, model, photo), tokens, cost, in the kind's shape.
+
+Answers are decided by a hash of (seed, model, image digest), so they don't depend on request order or
+concurrency; the request kind (protocol.endpoint.Endpoint) gives the reply its wire shape.
+"""
+from __future__ import annotations
+
+import hashlib
+import itertools
+import random
+import struct
+import time
+
+from ..protocol.endpoint import Asked, Endpoint, Reply
+from .config import SimConfig, accuracy_for, unanswered_for
+
+Labels = dict[str, tuple[bool, str | None]]  # sha256 hex of image bytes -> (is_hot_dog, category)
+
+_INV64 = 1.0 / 2.0 ** 64
+_REASONING_BASE = {"none": 0, "minimal": 48, "low": 192, "medium": 640, "high": 2048, "xhigh": 4096}
+_CACHE_MAX = 200_000  # cached draws before the cache is cleared (memory stays bounded on long runs)
+
+
+class Replies:
+    def __init__(self, labels: Labels | None):
+        self.labels: Labels = dict(labels or {})
+        self._draw_cache: dict[tuple, tuple[float, ...]] = {}
+        self._ids = itertools.count(1)
+
+    def next_id(self) -> str:
+        return f"{int(time.time())}-{next(self._ids):010d}"
+
+    def draws(self, seed: int, model: str, digest: str) -> tuple[float, ...]:
+        """Seven uniforms in [0, 1) fixed by (seed, model, image digest): correct?, spread, unanswered?,
+        unanswered kind, fenced?, reasoning amount, spare. Independent of request order and concurrency."""
+        key = (seed, model, digest)
+        d = self._draw_cache.get(key)
+        if d is None:
+            h = hashlib.blake2b(f"{seed}\x1f{model}\x1f{digest}".encode(), digest_size=56).digest()
+            d = tuple(x * _INV64 for x in struct.unpack("<7Q", h))
+            if len(self._draw_cache) >= _CACHE_MAX:
+                self._draw_cache.clear()
+            self._draw_cache[key] = d
+        return d
+
+    def _verdict(self, cfg: SimConfig, rng: random.Random, prof: dict, model: str, digest: str,
+                 u: tuple) -> tuple[bool, float]:
+        """(says hot dog?, spread uniform) for one request."""
+        uc, us = u[0], u[1]
+        if cfg.consistency < 1.0 and rng.random() >= cfg.consistency:
+            uc, us = rng.random(), rng.random()  # re-drawn for this request only
+        label = self.labels.get(digest)
+        if label is None:  # truth unknown: a (seeded) coin flip
+            return uc < 0.5, us
+        truth, category = label
+        truth = bool(truth)
+        return (truth if uc < accuracy_for(cfg, prof, model, category) else not truth), us
+
+    def reply(self, cfg: SimConfig, rng: random.Random, endpoint: Endpoint, asked: Asked, prof: dict, model: str,
+              digest: str, n_bytes: int, empty: bool) -> tuple[dict, float, bool]:
+        """(response body, cost, carries a verdict?) for one admitted request."""
+        u = self.draws(cfg.seed, model, digest)
+        yes, us = self._verdict(cfg, rng, prof, model, digest, u)
+        reasoning = 0
+        if prof["reasoning"] and asked.reasoning is not None:
+            r = asked.reasoning
+            base = r.get("max_tokens") if isinstance(r.get("max_tokens"), int) else \
+                _REASONING_BASE.get(r.get("effort", "medium"), 640)
+            reasoning = 0 if r.get("enabled") is False else int(base * (0.5 + u[5]))
+        unanswered = None
+        if not empty and u[2] < unanswered_for(cfg, prof, model):
+            if prof["reasoning"] and asked.max_tokens and u[3] < 0.5:
+                reasoning = asked.max_tokens  # reasoning ran out of tokens before any answer
+            unanswered = "I cannot tell."
+        p = min(1.0, max(0.0, 0.9 + cfg.noul_spread * (2.0 * us - 1.0)))
+        spec = Reply(id=self.next_id(), model=model, provider="simulator", verdict=yes, p=p,
+                     prompt_tokens=85 + n_bytes // 750 + asked.text_chars // 4 + 8, reasoning_tokens=reasoning,
+                     unanswered=unanswered, fenced=u[4] < cfg.fenced_rate, empty=empty)
+
+        def price(prompt: int, completion: int) -> float:
+            return prompt * prof["prompt"] + completion * prof["completion"] + prof["image"] + prof["request"]
+        return endpoint.reply(asked, spec, price)

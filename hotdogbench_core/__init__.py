@@ -1,26 +1,36 @@
 """hotdogbench: ask vision-language models "is the food in this photo a hot dog?" and score the answers.
 
-The public surface is small: load a dataset, choose models, run them against OpenRouter (or the bundled
-simulator), and read the results back.
+The public surface: load a photo table, choose models, plan and run a benchmark against OpenRouter, any
+OpenAI-compatible server or the bundled simulator, follow it through events, and read a finished run back.
+Everything else lives in the subpackages (see docs/architecture.md).
 """
 from ._version import __version__
-
-from .limit.adaptive import AdaptiveLimiter
-from .protocol.answers import classify
-from .protocol.chat import QUESTION, SCHEMA, parse_verdict
-from .protocol.request import body_for
-from .store.dataset import DATA_URL, SAMPLE, Dataset, DatasetError, load_dataset
-from .run.keys import find_key
-from .limit.aimd import AIMDLimiter, LimitChange
-from .protocol.models import MODELS, PRESETS, resolve_models
-from .store.results import Result, summarize
-from .run.runner import (DEFAULT_BASE_URL, LimitChanged, ModelFinished, ModelRun, ModelStarted, PhotoDone, RunError,
-                     RunSettings)
-from .run.session import RunResult, run_models, run_models_sync
+from .protocol.models import resolve_models
+from .report.runs import load_run
+from .run.events import LimitChanged, ModelFinished, ModelStarted, PhotoDone
+from .run.plan import plan_run, run_plan
+from .run.session import RunResult, run_models
+from .run.settings import RunSettings, build_settings
+from .sim.app import Simulator
+from .sim.config import SimConfig
+from .store.dataset import DatasetError, load_dataset
 
 __all__ = [
-    "__version__", "classify", "parse_verdict", "DATA_URL", "SAMPLE", "Dataset", "DatasetError", "load_dataset",
-    "find_key", "AdaptiveLimiter", "AIMDLimiter", "LimitChange", "MODELS", "PRESETS", "QUESTION", "SCHEMA", "body_for",
-    "resolve_models", "Result", "summarize", "DEFAULT_BASE_URL", "LimitChanged", "ModelFinished", "ModelRun",
-    "ModelStarted", "PhotoDone", "RunError", "RunSettings", "RunResult", "run_models", "run_models_sync",
+    "DatasetError",
+    "LimitChanged",
+    "ModelFinished",
+    "ModelStarted",
+    "PhotoDone",
+    "RunResult",
+    "RunSettings",
+    "SimConfig",
+    "Simulator",
+    "__version__",
+    "build_settings",
+    "load_dataset",
+    "load_run",
+    "plan_run",
+    "resolve_models",
+    "run_models",
+    "run_plan",
 ]

@@ -18,9 +18,11 @@ with app.setup(hide_code=True):
     from hotdogbench_core.run.estimate import PricingUnavailable, describe_total, estimate_costs, past_tokens, pricing_for
     from hotdogbench_core.report.html import frame_html, thumb_strip_html
     from hotdogbench_core.run.keys import find_key, mask
-    from hotdogbench_core.ui.live import REFRESH_S, TARGETS, LiveRun, RunPlan, run_plan
-    from hotdogbench_core.run.runner import RunError
+    from hotdogbench_core.errors import describe
+    from hotdogbench_core.run.plan import TARGETS, plan_run, run_plan
     from hotdogbench_core.run.session import default_run_name
+    from hotdogbench_core.run.settings import RunError
+    from hotdogbench_core.ui.live import REFRESH_S, LiveRun
     from hotdogbench_core.report.thumbs import preview_ids, thumbnails
 
 
@@ -152,14 +154,14 @@ def _(args, base_url_box, budget_box, chosen, dataset, max_conc, models_error, r
             raise ValueError("choose a photo table first")
         if models_error:
             raise ValueError(models_error)
-        plan = RunPlan(models=chosen, dataset=dataset, target=target.value, out=args.out,
-                       run_name=run_name.value.strip(), base_url=base_url_box.value.strip() or None,
-                       sim_config=nbargs.sim_config(sim_knobs.value) if target.value == "simulator" else None,
-                       start_concurrency=int(start_conc.value), max_concurrency=int(max_conc.value),
-                       resume=resume_box.value, max_cost_usd=float(budget_box.value or 0) or None)
+        plan = plan_run(models=chosen, dataset=dataset, target=target.value, out=args.out,
+                        run_name=run_name.value.strip(), base_url=base_url_box.value.strip() or None,
+                        sim_config=nbargs.sim_config(sim_knobs.value) if target.value == "simulator" else None,
+                        start_concurrency=int(start_conc.value), max_concurrency=int(max_conc.value),
+                        resume=resume_box.value, max_cost_usd=float(budget_box.value or 0) or None)
         plan_error = None
     except (ValueError, TypeError) as _e:
-        plan, plan_error = None, str(_e)
+        plan, plan_error = None, describe(_e, nbargs.FIELD_LABELS)
     return plan, plan_error
 
 
@@ -167,7 +169,7 @@ def _(args, base_url_box, budget_box, chosen, dataset, max_conc, models_error, r
 def _(args, plan, plan_error):
     mo.stop(plan is None, mo.callout(mo.md(f"**Not ready to run:** {plan_error}"), kind="warn"))
     try:
-        _prices = pricing_for(plan.target, plan.base_url, plan.sim_config)
+        _prices = pricing_for(plan.target, plan.settings.base_url, plan.sim_config)
         _note = ""
     except PricingUnavailable as _e:
         _prices, _note = {}, f" ({_e})"
@@ -206,7 +208,7 @@ async def _(args, plan, run_button):
              for m in plan.models}
     _shown = dict.fromkeys(plan.models, 0)
     mo.output.append(live_panel(live))
-    _task = asyncio.ensure_future(run_plan(plan, live))
+    _task = asyncio.ensure_future(run_plan(plan, on_event=live.on_event, on_model=live.on_model))
     try:
         while True:
             _finished, _ = await asyncio.wait({_task}, timeout=REFRESH_S)

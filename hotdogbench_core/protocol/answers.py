@@ -108,13 +108,13 @@ def classify_error(status: int, err, headers: dict) -> Outcome:
     if status == 402 or code == 402:
         if "in_flight" in reason:  # OpenRouter reserves credit per request in flight: wait, then retry
             return Retry("402/in_flight", "rate", parse_retry_after(headers.get("retry-after")) or 2.0)
-        return Fatal(error_text(status, err), "out of credits: add credits or lower --max-concurrency, then --resume")
+        return Fatal(error_text(status, err), "out of credits: add credits or lower the maximum concurrency, then resume the run")
     if status in (401, 403) or code in (401, 403):
         if status == 403 or code == 403:
             # 403 is also OpenRouter's moderation refusal for one input: that settles one photo, not the run
             if "moderation" in json.dumps(err, default=str).lower():
                 return Failed(error_text(status, err))
-        return Fatal(error_text(status, err), "the key was refused: check OPENROUTER_API_KEY, then --resume")
+        return Fatal(error_text(status, err), "the key was refused: check OPENROUTER_API_KEY, then resume the run")
     if isinstance(code, int) and code in RETRY_STATUSES:
         return Retry(f"{status}/err{code}", rate_signal(code), parse_retry_after(headers.get("retry-after")))
     return Failed(error_text(status, err))

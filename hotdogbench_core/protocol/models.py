@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..errors import FieldError
+
 
 @dataclass(frozen=True)
 class ModelSpec:
@@ -34,8 +36,10 @@ PRESETS: dict[str, list[str]] = {
 PLAIN = ModelSpec()
 
 
-class UnknownModelError(ValueError):
-    pass
+class UnknownModelError(FieldError):
+    """A model choice that names no preset and no model id."""
+
+    field = "models"
 
 
 def model_spec(model: str) -> ModelSpec:

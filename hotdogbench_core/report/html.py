@@ -14,9 +14,10 @@ import polars as pl
 
 from . import charts
 from . import runs as rp
+from ..store.rundir import RunDir
 from .thumbs import thumbnails
 
-OFFLINE_NAME = "report_offline.html"
+OFFLINE_NAME = RunDir.OFFLINE_REPORT
 
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:24px auto;max-width:1240px;

@@ -7,15 +7,16 @@ used when there and skipped when not, so older runs still load.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
 
-from ..store.journal import journal_path, read_journal
-from ..store.results import PARQUET_SCHEMA, model_file_stem
+from ..store.dataset import SAMPLE, file_sha256
+from ..store.journal import read_header
+from ..store.results import PARQUET_SCHEMA
+from ..store.rundir import RunDir, list_runs
 
 
 class RunNotFound(ValueError):
@@ -36,15 +37,6 @@ class RunData:
         return [s["model"] for s in self.summaries]
 
 
-def list_runs(out: str | Path) -> list[str]:
-    """Runs under OUT (folders with a summary.json), newest first."""
-    out = Path(out)
-    if not out.is_dir():
-        return []
-    runs = [p for p in out.iterdir() if (p / "summary.json").is_file()]
-    return [p.name for p in sorted(runs, key=lambda p: ((p / "summary.json").stat().st_mtime, p.name), reverse=True)]
-
-
 def _read_json(path: Path):
     try:
         return json.loads(path.read_text())
@@ -53,23 +45,24 @@ def _read_json(path: Path):
 
 
 def load_run(out: str | Path, name: str) -> RunData:
-    path = Path(out) / name
-    summaries = _read_json(path / "summary.json")
-    if not isinstance(summaries, list):
+    rundir = RunDir(out, name)
+    summaries = rundir.summaries()
+    if summaries is None:
         known = ", ".join(list_runs(out)) or "none"
-        raise RunNotFound(f"{path} holds no readable summary.json (runs under {out}: {known})")
+        raise RunNotFound(f"{rundir.path} holds no readable summary.json (a list of model summaries; runs under "
+                          f"{out}: {known})")
     frames = {}
     for s in summaries:
-        f = path / f"{model_file_stem(s['model'])}.parquet"
+        f = rundir.results(s["model"])
         frames[s["model"]] = pl.read_parquet(f) if f.is_file() else pl.DataFrame(schema=PARQUET_SCHEMA)
-    pairs = _read_json(path / "pairs.json")
+    pairs = _read_json(rundir.pairs)
     sha = None
     for m in (s["model"] for s in summaries):
-        header = read_journal(journal_path(path, m)).header if journal_path(path, m).is_file() else None
+        header = read_header(rundir.journal(m)) if rundir.journal(m).is_file() else None
         if header and header.get("dataset_sha256"):
             sha = header["dataset_sha256"]
             break
-    return RunData(name, path, summaries, frames, pairs if isinstance(pairs, list) else None, sha)
+    return RunData(name, rundir.path, summaries, frames, pairs if isinstance(pairs, list) else None, sha)
 
 
 def load_runs(out: str | Path, names: list[str]) -> list[RunData]:
@@ -309,21 +302,6 @@ def bonus_rows(runs: list[RunData]) -> list[dict]:
             for r in df.filter(~pl.col("scored")).sort("id").iter_rows(named=True)]
 
 
-_SHA_CACHE: dict[tuple[str, int, float], str] = {}
-
-
-def file_sha256(path: Path) -> str:
-    st = path.stat()
-    key = (str(path.resolve()), st.st_size, st.st_mtime)
-    if key not in _SHA_CACHE:
-        h = hashlib.sha256()
-        with open(path, "rb") as f:
-            for chunk in iter(lambda: f.read(1 << 20), b""):
-                h.update(chunk)
-        _SHA_CACHE[key] = h.hexdigest()
-    return _SHA_CACHE[key]
-
-
 def find_dataset(run: RunData, candidates: list[str | Path], explicit: str | Path | None = None) -> Path | None:
     """The photo table a run asked about: `explicit` when given, else the candidate whose digest matches."""
     if explicit and Path(explicit).is_file():
@@ -339,8 +317,6 @@ def find_dataset(run: RunData, candidates: list[str | Path], explicit: str | Pat
 
 def dataset_candidates(data_dir: str | Path = "data") -> list[Path]:
     """Where photo tables usually are: the bundled sample, then parquet files in ./data."""
-    from ..store.dataset import SAMPLE
-
     d = Path(data_dir)
     local = sorted(d.glob("*.parquet")) + sorted(d.glob("uploads/*.parquet")) if d.is_dir() else []
     return [SAMPLE] + [p for p in local if p.resolve() != SAMPLE.resolve()]

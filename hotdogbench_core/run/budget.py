@@ -1,7 +1,10 @@
 """A spending cap for a run: no new request once the cost spent plus what is in flight could pass it."""
 from __future__ import annotations
 
+import math
 from typing import Literal
+
+from .settings import SettingsError
 
 Decision = Literal["go", "wait", "stop"]
 
@@ -11,8 +14,9 @@ class CostBudget:
     until a model's first cost is known only one of its requests may be in flight (a probe)."""
 
     def __init__(self, max_cost_usd: float, spent_usd: float = 0.0):
-        if not max_cost_usd > 0:
-            raise ValueError(f"--max-cost-usd must be > 0, got {max_cost_usd}")
+        if isinstance(max_cost_usd, bool) or not isinstance(max_cost_usd, (int, float)) \
+                or not math.isfinite(max_cost_usd) or not max_cost_usd > 0:
+            raise SettingsError(f"must be a number of USD above 0, got {max_cost_usd!r}", "max_cost_usd")
         self.max_cost_usd = max_cost_usd
         self.spent_usd = spent_usd
         self.reserved_usd = 0.0

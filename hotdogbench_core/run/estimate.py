@@ -12,6 +12,10 @@ import httpx
 import polars as pl
 
 from ..protocol.models import model_spec
+from ..sim.app import Simulator
+from ..store.journal import read_journal
+from ..store.rundir import RunDir, list_runs
+from .settings import DEFAULT_BASE_URL, is_loopback
 
 PRICE_KEYS = ("prompt", "completion", "image", "request")  # USD per token / image / request, as in /v1/models
 DEFAULT_PROMPT_TOKENS = 1000  # one photo plus the question, order of magnitude for real vision models
@@ -62,8 +66,6 @@ def fetch_pricing(base_url: str, *, timeout: float = 5.0, use_cache: bool = True
 def pricing_for(target: str, base_url: str | None = None, sim_config=None) -> dict[str, dict[str, float]]:
     """Prices where a run would go: OpenRouter, another base URL, or a short-lived simulator's /v1/models."""
     if target == "simulator":
-        from ..sim.app import Simulator
-
         plain = sim_config is None or not sim_config.extra_models  # prices then come from the registry alone
         if plain and "simulator" in _CACHE:
             return _CACHE["simulator"]
@@ -72,8 +74,6 @@ def pricing_for(target: str, base_url: str | None = None, sim_config=None) -> di
         if plain:
             _CACHE["simulator"] = prices
         return prices
-    from .runner import DEFAULT_BASE_URL
-
     if target == "openrouter":
         return fetch_pricing(DEFAULT_BASE_URL)
     if not base_url:
@@ -92,14 +92,11 @@ def _endpoint_kind(base_url: str | None) -> str | None:
     """Loopback servers (the simulator) are one kind; any other base URL is its host."""
     if not base_url:
         return None
-    host = httpx.URL(base_url).host
-    return "loopback" if host in ("localhost", "::1") or host.startswith("127.") else host
+    return "loopback" if is_loopback(base_url) else httpx.URL(base_url).host
 
 
-def _run_endpoint(run_dir: Path, model: str) -> str | None:
-    from ..store.journal import journal_path, read_journal
-
-    sessions = read_journal(journal_path(run_dir, model)).sessions
+def _run_endpoint(rundir: RunDir, model: str) -> str | None:
+    sessions = read_journal(rundir.journal(model)).sessions
     return _endpoint_kind((sessions[-1].get("settings") or {}).get("base_url")) if sessions else None
 
 
@@ -107,19 +104,18 @@ def past_tokens(out: str | Path, base_url: str | None = None) -> dict[str, Token
     """Per model, the average tokens per answered photo in the newest run under OUT that has the model
     (only runs against the same kind of endpoint as base_url, when given: simulated tokens say nothing
     about real ones)."""
-    from ..report.runs import RunNotFound, list_runs, load_run
-
     want = _endpoint_kind(base_url)
     found: dict[str, TokenGuess] = {}
     for name in list_runs(out):
-        try:
-            run = load_run(out, name)
-        except (RunNotFound, OSError, ValueError):
-            continue
-        for model, frame in run.frames.items():
-            if model in found or not frame.height:
+        rundir = RunDir(out, name)
+        for model in rundir.models():
+            if model in found or not rundir.results(model).is_file():
                 continue
-            if want is not None and _run_endpoint(run.path, model) != want:
+            if want is not None and _run_endpoint(rundir, model) != want:
+                continue
+            try:
+                frame = pl.read_parquet(rundir.results(model), columns=["prompt_tokens", "completion_tokens"])
+            except (OSError, pl.exceptions.PolarsError):
                 continue
             answered = frame.filter(pl.col("prompt_tokens").is_not_null())
             if not answered.height:

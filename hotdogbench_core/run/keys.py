@@ -7,10 +7,6 @@ from pathlib import Path
 KEY_NAMES = ("OPENROUTER_API_KEY", "OPENROUTER_TOKEN")
 
 
-class MissingKeyError(RuntimeError):
-    pass
-
-
 def find_key(cwd: Path | None = None) -> str | None:
     for name in KEY_NAMES:
         if os.environ.get(name):
@@ -23,14 +19,6 @@ def find_key(cwd: Path | None = None) -> str | None:
             if k in KEY_NAMES and v.strip():
                 return v.strip().strip('"').strip("'")
     return None
-
-
-def require_key(cwd: Path | None = None) -> str:
-    key = find_key(cwd)
-    if not key:
-        raise MissingKeyError("no OpenRouter key: set OPENROUTER_API_KEY (or OPENROUTER_TOKEN), or put it in ./.env; "
-                              "to try the harness without one, run `hotdogbench demo`")
-    return key
 
 
 def mask(key: str | None) -> str:

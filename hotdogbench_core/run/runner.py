@@ -22,11 +22,13 @@ from ..protocol.answers import Answer, Failed, Fatal, Outcome, Retry
 from .budget import CostBudget
 from ..store.dataset import Dataset, Photo
 from .gc_tuning import tuned_for_run
-from ..store.journal import Journal, journal_path, read_journal
+from ..store.journal import Journal, read_journal
 from ..protocol.request import Request, request_for
-from ..store.results import Result, model_file_stem, summarize, summarize_statistics, write_results_parquet
-from .settings import (DEFAULT_BASE_URL, LIMITER_POLICIES, LIMITERS, Event, LimitChanged, ModelFinished,  # noqa: F401
-                       ModelStarted, PhotoDone, RunError, RunSettings)
+from ..stats.summary import summarize, summarize_statistics
+from ..store.results import Result, write_results_parquet
+from ..store.rundir import RunDir
+from .events import Event, LimitChanged, ModelFinished, ModelStarted, PhotoDone
+from .settings import LIMITERS, RunError, RunSettings
 from .transport import MAX_BODY_BYTES, TRANSPORT_ERRORS, new_client, post
 
 @dataclass(order=True)
@@ -46,7 +48,8 @@ class ModelRun:
                  resume: bool = False, on_event: Callable[[Event], None] | None = None,
                  budget: CostBudget | None = None):
         self.model, self.dataset, self.settings = model, dataset, settings
-        self.run_dir = Path(run_dir)
+        self.rundir = run_dir if isinstance(run_dir, RunDir) else RunDir.at(run_dir)
+        self.run_dir = self.rundir.path
         self.on_event = on_event
         self.request: Request = request_for(model)
         self.url = settings.base_url + self.request.path
@@ -67,7 +70,7 @@ class ModelRun:
         self.started_at: float | None = None
         self.wall_s = 0.0
         self.previous_wall_s = 0.0
-        self._journal_path = journal_path(self.run_dir, model)
+        self._journal_path = self.rundir.journal(model)
         self._prepare(resume)
 
     # -- journal and resume -------------------------------------------------------------------------------
@@ -82,12 +85,12 @@ class ModelRun:
             return
         if not resume:
             raise RunError(f"{self.run_dir} already holds results for {self.model}: "
-                           f"add --resume to finish that run, or choose another --run")
+                           f"resume that run, or choose another run name")
         want, have = self._header(), state.header or {}
         for key, what in (("dataset_sha256", "dataset"), ("request", "request settings"), ("repeats", "repeats")):
             if have.get(key) != want[key]:
                 raise RunError(f"cannot resume {self.model} in {self.run_dir}: the {what} differ from the run's "
-                               f"({key} {str(have.get(key))[:80]} != {str(want[key])[:80]}); use another --run")
+                               f"({key} {str(have.get(key))[:80]} != {str(want[key])[:80]}); choose another run name")
         keys = {(p.id, k) for p in self.dataset.photos for k in range(self.repeats)}
         self.results = {key: r for key, r in state.results.items() if key in keys}
         self.done = len(self.results)
@@ -185,9 +188,9 @@ class ModelRun:
                 if self.budget is not None:  # before taking a slot: a budget wait must not hold one
                     decision, reserved = self.budget.reserve(self.model)
                     if decision == "stop":
-                        self.stop(f"budget: --max-cost-usd {self.budget.max_cost_usd:g} would be passed "
-                                  f"(spent {self.budget.spent_usd:.4f})")
-                        self.fatal_hint = "raise --max-cost-usd, then --resume"
+                        self.stop(f"budget: the cap of ${self.budget.max_cost_usd:g} would be passed "
+                                  f"(spent ${self.budget.spent_usd:.4f})")
+                        self.fatal_hint = "raise the budget, then resume the run"
                         heapq.heappush(waiting, item)
                         break
                     if decision == "wait":  # a price probe is out: ask again once it is back
@@ -361,7 +364,7 @@ class ModelRun:
 
     def write_outputs(self) -> dict:
         ordered = self.ordered_results()
-        write_results_parquet(ordered, self.run_dir / f"{model_file_stem(self.model)}.parquet")
+        write_results_parquet(ordered, self.rundir.results(self.model))
         wall = self.previous_wall_s + round(self.wall_s, 3)  # the sum of what the journal records
         # The reference keys over repeat 0 (comparable with a one-repeat run); photos_per_s counts every request.
         summary = summarize(self.model, [r for r in ordered if r.repeat == 0], wall, asked=len(ordered))

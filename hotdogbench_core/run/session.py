@@ -2,17 +2,19 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from .budget import CostBudget
+from ..stats.pairs import write_pairs
 from ..store.dataset import Dataset
-from ..store.results import write_summary_json
-from ..store.manifest import finish_manifest, model_outcome, start_manifest, write_pairs
-from .runner import Event, ModelRun, RunSettings
+from ..store.manifest import finish_manifest, model_outcome, start_manifest
+from ..store.rundir import RunDir, write_json
+from .budget import CostBudget
+from .events import Event
+from .runner import ModelRun
+from .settings import RunSettings
 
 
 def default_run_name() -> str:
@@ -27,11 +29,11 @@ class RunResult:
     hint: str = ""
 
 
-def _merge(path: Path, summaries: list[dict]) -> list[dict]:
+def _write_summaries(rundir: RunDir, summaries: list[dict]) -> None:
     """summary.json keeps models from earlier sessions of the run; this session's replace theirs."""
-    old = json.loads(path.read_text()) if path.exists() else []
     mine = {s["model"] for s in summaries}
-    return [s for s in old if s.get("model") not in mine] + summaries
+    old = [s for s in rundir.summaries() or [] if s["model"] not in mine]
+    write_json(rundir.summary, old + summaries)
 
 
 async def run_models(models: list[str], dataset: Dataset, settings: RunSettings, *, out: Path | str = "out",
@@ -46,11 +48,11 @@ async def run_models(models: list[str], dataset: Dataset, settings: RunSettings,
     its slowest model; summary.json stays in model order. A model that stops (bad key, no credits) stops the
     others too, as a sequential run would not start them.
     """
-    run_dir = Path(out) / (run_name or default_run_name())
-    run_dir.mkdir(parents=True, exist_ok=True)
+    rundir = RunDir(out, run_name or default_run_name()).create()
+    run_dir = rundir.path
     # Check every model can start (resume rules) before any request is sent.
     budget = CostBudget(max_cost_usd) if max_cost_usd is not None else None
-    runs = [ModelRun(m, dataset, settings, run_dir, resume=resume, on_event=on_event, budget=budget) for m in models]
+    runs = [ModelRun(m, dataset, settings, rundir, resume=resume, on_event=on_event, budget=budget) for m in models]
     if budget is not None:  # what earlier sessions of this run spent counts too
         budget.spent_usd = sum(r.cost_usd or 0.0 for mr in runs for r in mr.results.values())
     result = RunResult(run_dir)
@@ -67,14 +69,14 @@ async def run_models(models: list[str], dataset: Dataset, settings: RunSettings,
 
 
 async def _run_sequential(runs: list[ModelRun], result: RunResult, on_model) -> None:
-    run_dir = result.run_dir
+    rundir = RunDir.at(result.run_dir)
     for mr in runs:
         if on_model:
             on_model(mr)
         summary = await mr.run()
         result.summaries.append(summary)
-        write_summary_json(_merge(run_dir / "summary.json", result.summaries), run_dir / "summary.json")
-        write_pairs(run_dir)
+        _write_summaries(rundir, result.summaries)
+        write_pairs(rundir.path)
         if mr.stop_reason:
             result.stopped, result.hint = f"{mr.model}: {mr.stop_reason}", mr.fatal_hint
             break
@@ -82,13 +84,13 @@ async def _run_sequential(runs: list[ModelRun], result: RunResult, on_model) -> 
 
 async def _run_parallel(runs: list[ModelRun], result: RunResult, on_model) -> None:
     done: dict[str, dict] = {}
-    summary_path = result.run_dir / "summary.json"
+    rundir = RunDir.at(result.run_dir)
     stopped_first: list[ModelRun] = []  # models that stopped by themselves, not because another one did
 
     async def one(mr: ModelRun) -> None:
         done[mr.model] = await mr.run()
-        write_summary_json(_merge(summary_path, [done[r.model] for r in runs if r.model in done]), summary_path)
-        write_pairs(result.run_dir)
+        _write_summaries(rundir, [done[r.model] for r in runs if r.model in done])
+        write_pairs(rundir.path)
         if mr.stop_reason and not stopped_first:
             stopped_first.append(mr)
             for other in runs:

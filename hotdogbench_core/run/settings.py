@@ -1,20 +1,35 @@
-"""What a run is told (RunSettings) and what it reports (events): shared by the runner, the CLI and notebooks."""
+"""What a run is told (RunSettings), made by one function (build_settings) that the CLI, the notebooks and
+the Python API share: defaults, the key rule (a loopback server needs none) and every check live here."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
+from dataclasses import dataclass, field, fields
+from urllib.parse import urlsplit
 
+from ..errors import FieldError
 from ..limit.adaptive import AdaptiveLimiter
-from ..limit.aimd import AIMDLimiter, LimitChange
-from ..store.results import Result
+from ..limit.aimd import AIMDLimiter
+from .keys import find_key
 
 DEFAULT_BASE_URL = "https://openrouter.ai/api"
+LOCAL_KEY = "sk-local-no-key"  # sent to a loopback server when no key is set (it needs one only in form)
 # In-flight limit policies: "adaptive" (AdaptiveLimiter, the default) or "reference" (the original script's AIMD).
 LIMITERS = {"adaptive": AdaptiveLimiter, "reference": AIMDLimiter}
 LIMITER_POLICIES = tuple(LIMITERS)
 
 
+class SettingsError(FieldError):
+    """A setting that cannot be used; `field` names it."""
+
+
 class RunError(RuntimeError):
     """A run cannot start or go on; the message says why and what to do."""
+
+
+def is_loopback(url: str) -> bool:
+    """Does this base URL point at this machine (the simulator, a local gateway)?"""
+    host = (urlsplit(url).hostname or "").lower()
+    return host in ("localhost", "::1") or host.startswith("127.")
 
 
 @dataclass
@@ -31,17 +46,28 @@ class RunSettings:
     limiter: str = "adaptive"  # in-flight limit policy: "adaptive" or "reference" (see LIMITERS)
 
     def __post_init__(self):
+        for name in ("start_concurrency", "max_concurrency", "max_attempts", "repeats"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise SettingsError(f"must be a whole number, got {value!r}", name)
+        for name in ("request_timeout", "max_backoff_s"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+                    or value <= 0:
+                raise SettingsError(f"must be a number of seconds above 0, got {value!r}", name)
         if self.start_concurrency < 1:
-            raise ValueError(f"--start-concurrency must be >= 1, got {self.start_concurrency}")
+            raise SettingsError(f"must be at least 1, got {self.start_concurrency}", "start_concurrency")
         if self.max_concurrency < self.start_concurrency:
-            raise ValueError(f"--max-concurrency ({self.max_concurrency}) must be >= --start-concurrency "
-                             f"({self.start_concurrency})")
+            raise SettingsError(f"({self.max_concurrency}) must be at least the start concurrency "
+                                f"({self.start_concurrency})", "max_concurrency")
         if self.repeats < 1:
-            raise ValueError(f"--repeats must be >= 1, got {self.repeats}")
-        if self.request_timeout <= 0:
-            raise ValueError(f"--request-timeout must be > 0, got {self.request_timeout}")
+            raise SettingsError(f"must be at least 1, got {self.repeats}", "repeats")
+        if self.max_attempts < 1:
+            raise SettingsError(f"must be at least 1, got {self.max_attempts}", "max_attempts")
         if self.limiter not in LIMITERS:
-            raise ValueError(f"--limiter must be one of {', '.join(LIMITERS)}, got {self.limiter!r}")
+            raise SettingsError(f"must be one of {', '.join(LIMITERS)}, got {self.limiter!r}", "limiter")
+        if not isinstance(self.base_url, str) or not self.base_url.startswith(("http://", "https://")):
+            raise SettingsError(f"must start with http:// or https://, got {str(self.base_url)[:80]!r}", "base_url")
         self.base_url = self.base_url.rstrip("/")
 
     def public(self) -> dict:
@@ -51,32 +77,23 @@ class RunSettings:
                 "max_attempts": self.max_attempts, "repeats": self.repeats, "limiter": self.limiter}
 
 
-# -- events ------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class ModelStarted:
-    model: str
-    total: int
-    already_done: int
+SETTING_NAMES = tuple(f.name for f in fields(RunSettings))
 
 
-@dataclass(frozen=True)
-class PhotoDone:
-    model: str
-    result: Result
-    done: int
-    total: int
-
-
-@dataclass(frozen=True)
-class LimitChanged:
-    model: str
-    change: LimitChange
-
-
-@dataclass(frozen=True)
-class ModelFinished:
-    model: str
-    summary: dict
-
-
-Event = ModelStarted | PhotoDone | LimitChanged | ModelFinished
+def build_settings(*, api_key: str | None = None, base_url: str | None = None, **values) -> RunSettings:
+    """RunSettings from what a user gave (None: the default). The key: `api_key`, else OPENROUTER_API_KEY (or
+    ./.env); a loopback base URL needs none. Raises SettingsError naming the field."""
+    unknown = set(values) - set(SETTING_NAMES)
+    if unknown:
+        raise SettingsError(f"unknown setting(s) {', '.join(sorted(unknown))}", sorted(unknown)[0])
+    given = {k: v for k, v in values.items() if v is not None}
+    base_url = (base_url or DEFAULT_BASE_URL).strip()
+    if not base_url.startswith(("http://", "https://")):
+        raise SettingsError(f"must start with http:// or https://, got {base_url[:80]!r}", "base_url")
+    key = api_key or find_key()
+    if not key:
+        if not is_loopback(base_url):
+            raise SettingsError("no key: set OPENROUTER_API_KEY (or OPENROUTER_TOKEN), or put it in ./.env; "
+                                "to try the harness without one, use the simulator", "api_key")
+        key = LOCAL_KEY
+    return RunSettings(api_key=key, base_url=base_url, **given)

@@ -16,6 +16,9 @@ RETRY_AFTER_MODES = ("none", "fixed", "exact")
 FAULTS = ("in_flight_402", "error_5xx", "error_in_200", "drop_connection", "malformed_body", "stall",
           "no_choices", "empty_content")
 DEFAULT_ACCURACY = 0.85  # for models with no profile and no configured accuracy
+# The demo's simulated provider: a hidden in-flight cap and a little noise, so the limiter has work to do.
+DEMO_CONFIG = {"seed": 0, "max_in_flight": 40, "latency_s": 0.4, "latency_sigma": 0.4, "error_5xx": 0.01,
+               "unanswered_rate": 0.02}
 
 # Simulated behaviour of the registry models. Prices are USD per unit (token, image, request), as in
 # OpenRouter's /v1/models. Accuracies differ per model (0.80-0.97) so runs show differences.

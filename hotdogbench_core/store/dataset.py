@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import duckdb
 import httpx
@@ -19,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ..ui.progress import ProgressBar
+from ..errors import FieldError
 
 DATA_URL = "https://md-ecosystem-public.s3.amazonaws.com/hotdogbench.parquet"  # the public dataset
 REQUIRED_COLUMNS = ("id", "image", "is_hot_dog", "category")
@@ -27,8 +26,14 @@ SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample.parquet"
 STREAM_BATCH = 64  # photos read from the file at a time
 
 
-class DatasetError(ValueError):
+class DatasetError(FieldError):
     """The photo table cannot be used; the message names the column, the ids or the file."""
+
+    field = "input"
+
+
+# on_download(name, bytes so far, total bytes or None, finished): progress of a URL's first download
+OnDownload = Callable[..., None]
 
 
 @dataclass(frozen=True)
@@ -39,6 +44,23 @@ class Photo:
     scored: bool
     open_images_id: str | None
     image: bytes = b""
+
+
+_SHA_CACHE: dict[tuple[str, int, int], str] = {}
+
+
+def file_sha256(path: str | Path) -> str:
+    """SHA-256 of a file's bytes (what a resume and a manifest compare), cached by path, size and mtime."""
+    path = Path(path)
+    st = path.stat()
+    key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+    if key not in _SHA_CACHE:
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+        _SHA_CACHE[key] = h.hexdigest()
+    return _SHA_CACHE[key]
 
 
 def sniff_image(data: bytes) -> str | None:
@@ -62,13 +84,13 @@ class Dataset:
     def __init__(self, path: str | Path):
         self.path = Path(path)
         if not self.path.exists():
-            raise DatasetError(f"--input: {self.path} does not exist (try --input {SAMPLE} for the bundled sample)")
+            raise DatasetError(f"{self.path} does not exist (the bundled sample is {SAMPLE})")
         self._src = f"read_parquet({_sql_str(str(self.path))})"
         con = duckdb.connect()
         try:
             cols = {r[0]: r[1] for r in con.sql(f"DESCRIBE SELECT * FROM {self._src}").fetchall()}
         except duckdb.Error as e:
-            raise DatasetError(f"--input: {self.path} is not a readable parquet file: {e}") from None
+            raise DatasetError(f"{self.path} is not a readable parquet file: {e}") from None
         self.columns = cols
         self._check_columns(cols)
         self.photos: list[Photo] = self._read_labels(con, cols)
@@ -138,11 +160,7 @@ class Dataset:
     def sha256(self) -> str:
         """Digest of the input file's bytes: what a resume and a manifest compare."""
         if self._sha256 is None:
-            h = hashlib.sha256()
-            with open(self.path, "rb") as f:
-                for chunk in iter(lambda: f.read(1 << 20), b""):
-                    h.update(chunk)
-            self._sha256 = h.hexdigest()
+            self._sha256 = file_sha256(self.path)
         return self._sha256
 
     def categories(self) -> dict[str, int]:
@@ -180,7 +198,8 @@ def _ids(ids: list, most: int = 10) -> str:
     return shown + (f" and {len(ids) - most} more" if len(ids) > most else "")
 
 
-def resolve_input(spec: str | Path | None, data_dir: Path | str = "data", *, quiet: bool = False) -> Path:
+def resolve_input(spec: str | Path | None, data_dir: Path | str = "data", *, quiet: bool = False,
+                  on_download: OnDownload | None = None) -> Path:
     """A local path as is; an http(s) URL downloaded once into data_dir (atomic rename), then read locally."""
     spec = str(spec or DATA_URL)
     if not spec.startswith(("http://", "https://")):
@@ -196,20 +215,23 @@ def resolve_input(spec: str | Path | None, data_dir: Path | str = "data", *, qui
         with httpx.stream("GET", spec, timeout=httpx.Timeout(30.0, read=120.0), follow_redirects=True) as r:
             r.raise_for_status()
             total = int(r.headers.get("content-length") or 0) or None
-            bar = ProgressBar(f"download {name}", total, unit="B", stream=sys.stderr, enabled=not quiet)
+            done = 0
             with open(part, "wb") as f:
                 for chunk in r.iter_bytes(1 << 16):
                     f.write(chunk)
-                    bar.advance(len(chunk))
-            bar.close()
+                    done += len(chunk)
+                    if on_download is not None and not quiet:
+                        on_download(name, done, total)
+            if on_download is not None and not quiet:
+                on_download(name, done, total, True)
         os.replace(part, target)
     except (httpx.HTTPError, OSError) as e:
         part.unlink(missing_ok=True)
-        raise DatasetError(f"--input: could not download {spec} ({type(e).__name__}: {e}). "
-                           f"Download it elsewhere and pass --input FILE.parquet, "
-                           f"or try the bundled sample: --input {SAMPLE}") from None
+        raise DatasetError(f"could not download {spec} ({type(e).__name__}: {e}). Download it elsewhere and "
+                           f"give the local file, or try the bundled sample ({SAMPLE})") from None
     return target
 
 
-def load_dataset(spec: str | Path | None = None, data_dir: Path | str = "data", *, quiet: bool = False) -> Dataset:
-    return Dataset(resolve_input(spec, data_dir, quiet=quiet))
+def load_dataset(spec: str | Path | None = None, data_dir: Path | str = "data", *, quiet: bool = False,
+                 on_download: OnDownload | None = None) -> Dataset:
+    return Dataset(resolve_input(spec, data_dir, quiet=quiet, on_download=on_download))

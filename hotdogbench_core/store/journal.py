@@ -16,14 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from .results import Result, model_file_stem
+from .results import Result
 
 FSYNC_EVERY_S = 1.0
 _ENCODE = json.JSONEncoder(separators=(",", ":")).encode  # one encoder: json.dumps builds one per call
-
-
-def journal_path(run_dir: Path, model: str) -> Path:
-    return Path(run_dir) / "journal" / f"{model_file_stem(model)}.jsonl"
 
 
 class JournalError(ValueError):
@@ -133,6 +129,21 @@ def read_journal(path: Path) -> JournalState:
     if open_session is not None:
         state.sessions.append(_killed(open_session))
     return state
+
+
+def read_header(path: Path) -> dict | None:
+    """The journal's header (its first line, where the runner writes it; else the first header in the file)."""
+    try:
+        with open(path, "rb") as f:
+            obj = json.loads(f.readline())
+    except (OSError, ValueError):
+        obj = None
+    if isinstance(obj, dict) and obj.get("type") == "header":
+        return {k: v for k, v in obj.items() if k != "type"}
+    try:
+        return read_journal(path).header
+    except (OSError, JournalError):
+        return None
 
 
 def _killed(session: dict) -> dict:

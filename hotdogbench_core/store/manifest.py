@@ -1,14 +1,12 @@
-"""Run-level files in OUT/RUN/: pairs.json (every pair of models, paired tests) and manifest.json (what was run).
+"""OUT/RUN/manifest.json: what was run (versions, dataset, settings, each model's exact body, sessions).
 
-pairs.json is rebuilt from the journals alone, so a resumed run and an uninterrupted one write the same file.
-manifest.json is written when a session starts and completed when it ends; a resumed run keeps the first
-start time and adds a session. Neither ever holds the API key: only RunSettings.public() and a base URL
-stripped of any user, password, query or fragment are written.
+Written when a session starts and completed when it ends; a resumed run keeps the first start time and adds
+a session. It never holds the API key: only RunSettings.public() and a base URL stripped of any user,
+password, query or fragment are written.
 """
 from __future__ import annotations
 
 import importlib.metadata
-import itertools
 import json
 import platform
 import re
@@ -20,116 +18,16 @@ from urllib.parse import urlsplit, urlunsplit
 
 from .._version import __version__
 
-from ..stats import proportions as stats
-from .journal import read_journal
 from ..protocol.chat import MAX_TOKENS, QUESTION, SCHEMA
 from ..protocol.decisions import INSTRUCTIONS as DECISIONS_INSTRUCTIONS
 from ..protocol.request import request_for
-from .results import Result, write_atomic
+from .rundir import RunDir, write_json
 
-PAIRS_FILE = "pairs.json"
-MANIFEST_FILE = "manifest.json"
 MANIFEST_VERSION = 1
 # Fallback when the installed distribution's metadata can't be read (e.g. run from a source tree copy).
 CORE_PACKAGES = ("httpx", "httpx-aiohttp", "aiohttp", "duckdb", "polars", "pyarrow", "marimo", "altair",
                  "nest-asyncio")
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]
-
-
-# -- which models a run holds -------------------------------------------------------------------------------
-def run_journals(run_dir: Path | str) -> dict[str, Path]:
-    """model -> journal path, for every journal in the run with a header naming its model."""
-    out = {}
-    for path in sorted((Path(run_dir) / "journal").glob("*.jsonl")):
-        header = _first_line(path)
-        if header.get("type") != "header":  # not where the runner writes it: read the whole journal
-            header = read_journal(path).header or {}
-        if header.get("model"):
-            out[header["model"]] = path
-    return out
-
-
-def _first_line(path: Path) -> dict:
-    try:
-        with open(path, "rb") as f:
-            obj = json.loads(f.readline())
-        return obj if isinstance(obj, dict) else {}
-    except (OSError, ValueError):
-        return {}
-
-
-def run_model_order(run_dir: Path | str, models: list[str] | None = None) -> list[str]:
-    """The run's models: `models` first (in their order), then summary.json's order, then the rest by name."""
-    run_dir = Path(run_dir)
-    have = run_journals(run_dir)
-    order = list(models or [])
-    summary = run_dir / "summary.json"
-    if summary.exists():
-        try:
-            order += [s.get("model") for s in json.loads(summary.read_text())]
-        except (ValueError, AttributeError):
-            pass
-    order += sorted(have)
-    seen, out = set(), []
-    for m in order:
-        if m in have and m not in seen:
-            seen.add(m)
-            out.append(m)
-    return out
-
-
-# -- pairs.json -----------------------------------------------------------------------------------------------
-def pair_stats(a: str, b: str, results_a: list[Result], results_b: list[Result]) -> dict:
-    """The paired comparison of two models over the scored repeat-0 photos both answered.
-
-    only_a_right / only_b_right are McNemar's discordant counts; mcnemar_p is the exact two-sided test;
-    accuracy_a, accuracy_b and accuracy_diff (a - b) are over the photos both answered, with Newcombe's (1998)
-    method 10 interval for the paired difference.
-    """
-    def verdicts(rs):
-        return {r.id: r.pred == r.is_hot_dog for r in rs if r.scored and r.repeat == 0 and r.pred is not None}
-
-    va, vb = verdicts(results_a), verdicts(results_b)
-    both = sorted(set(va) & set(vb))
-    n11 = sum(va[i] and vb[i] for i in both)
-    n10 = sum(va[i] and not vb[i] for i in both)
-    n01 = sum(vb[i] and not va[i] for i in both)
-    n00 = len(both) - n11 - n10 - n01
-    n = len(both)
-    p = stats.mcnemar_exact_p(n10, n01)
-    return {
-        "a": a, "b": b, "both_answered": n, "only_a_right": n10, "only_b_right": n01,
-        "mcnemar_p": float(f"{p:.6g}"),
-        "accuracy_a": round((n11 + n10) / n, 4) if n else None,
-        "accuracy_b": round((n11 + n01) / n, 4) if n else None,
-        "accuracy_diff": round((n10 - n01) / n, 4) if n else None,
-        "accuracy_diff_ci95": stats.rounded(stats.paired_diff_interval(n11, n10, n01, n00)),
-        "both_right": n11, "both_wrong": n00,
-    }
-
-
-def compute_pairs(run_dir: Path | str, models: list[str] | None = None) -> list[dict]:
-    """Every pair (a, b) of the run's models, a before b in run order, from the journals.
-
-    A pair whose journals name different dataset digests is left out: their photo ids don't match.
-    """
-    journals = run_journals(run_dir)
-    order = run_model_order(run_dir, models)
-    states = {m: read_journal(journals[m]) for m in order}
-    out = []
-    for a, b in itertools.combinations(order, 2):
-        da, db = (states[a].header or {}).get("dataset_sha256"), (states[b].header or {}).get("dataset_sha256")
-        if da != db:
-            continue
-        out.append(pair_stats(a, b, list(states[a].results.values()), list(states[b].results.values())))
-    return out
-
-
-def write_pairs(run_dir: Path | str, models: list[str] | None = None) -> Path:
-    """OUT/RUN/pairs.json: a list of compute_pairs' objects ([] with fewer than two models)."""
-    path = Path(run_dir) / PAIRS_FILE
-    write_atomic(path, (json.dumps(compute_pairs(run_dir, models), indent=2) + "\n").encode())
-    return path
 
 
 # -- manifest.json --------------------------------------------------------------------------------------------
@@ -196,12 +94,8 @@ def limiter_settings(settings: Any, limiter: Any = None) -> dict:
     return out
 
 
-def manifest_path(run_dir: Path | str) -> Path:
-    return Path(run_dir) / MANIFEST_FILE
-
-
 def read_manifest(run_dir: Path | str) -> dict | None:
-    path = manifest_path(run_dir)
+    path = RunDir.at(run_dir).manifest
     if not path.exists():
         return None
     try:
@@ -211,9 +105,7 @@ def read_manifest(run_dir: Path | str) -> dict | None:
 
 
 def _write(run_dir: Path | str, manifest: dict) -> Path:
-    path = manifest_path(run_dir)
-    write_atomic(path, (json.dumps(manifest, indent=2) + "\n").encode())
-    return path
+    return write_json(RunDir.at(run_dir).manifest, manifest)
 
 
 def start_manifest(run_dir: Path | str, dataset: Any, settings: Any, models: list[str], *, limiter: Any = None,

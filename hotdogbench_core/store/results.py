@@ -1,15 +1,12 @@
-"""Per-photo results, the per-model summary, and the files they are written to (parquet, summary.json)."""
+"""One photo's result for one model (a journal line, a parquet row), and the parquet file of a model."""
 from __future__ import annotations
 
-import json
 import os
-import statistics
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 import polars as pl
 
-from ..stats import proportions as stats
 
 
 @dataclass(slots=True)
@@ -69,10 +66,6 @@ PARQUET_SCHEMA = {
 }
 
 
-def model_file_stem(model: str) -> str:
-    return model.replace("/", "__")
-
-
 def results_frame(results: list[Result]) -> pl.DataFrame:
     rows = []
     for r in results:
@@ -82,150 +75,8 @@ def results_frame(results: list[Result]) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=PARQUET_SCHEMA, orient="row" if not rows else None)
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
 def write_results_parquet(results: list[Result], path: Path) -> Path:
     tmp = path.with_name(path.name + ".tmp")
     results_frame(sorted(results, key=lambda r: r.key)).write_parquet(tmp)
     os.replace(tmp, path)
     return path
-
-
-def write_summary_json(summaries: list[dict], path: Path) -> Path:
-    write_atomic(path, (json.dumps(summaries, indent=2) + "\n").encode())
-    return path
-
-
-def _acc(rs: list[Result]) -> float | None:
-    rs = [r for r in rs if r.pred is not None]
-    return round(sum(r.pred == r.is_hot_dog for r in rs) / len(rs), 4) if rs else None
-
-
-def summarize(model: str, all_results: list[Result], wall: float, *, asked: int | None = None) -> dict:
-    """The reference's summary keys, computed the reference's way.
-
-    asked: how many rows were asked in `wall` seconds, when that is more than all_results (with --repeats K the
-    runner passes repeat 0's rows and asked = every repeat's rows, so photos_per_s stays a rate of requests).
-    """
-    bonus = {str(r.id): r.pred for r in all_results if not r.scored}  # e.g. the Magritte painting
-    results = [r for r in all_results if r.scored]
-    answered = [r for r in results if r.pred is not None]
-    lat = sorted(r.latency_s for r in results if r.latency_s is not None and r.error is None)
-    cost = sum(r.cost_usd or 0 for r in results)
-    pos = [r for r in answered if r.is_hot_dog]
-    neg = [r for r in answered if not r.is_hot_dog]
-    tpr = sum(r.pred for r in pos) / len(pos) if pos else None
-    tnr = sum(not r.pred for r in neg) / len(neg) if neg else None
-    return {
-        "model": model,
-        "photos": len(results),
-        "answered": len(answered),
-        "unanswered": len(results) - len(answered),
-        "errors": sum(r.error is not None for r in results),
-        "accuracy": _acc(results),
-        "balanced_accuracy": round((tpr + tnr) / 2, 4) if tpr is not None and tnr is not None else None,
-        "accuracy_by_category": {c: _acc([r for r in results if r.category == c])
-                                 for c in sorted({r.category for r in results})},
-        "false_alarms": sum(1 for r in neg if r.pred),
-        "missed_hot_dogs": sum(1 for r in pos if not r.pred),
-        "wall_s": round(wall, 2),
-        "photos_per_s": round((len(all_results) if asked is None else asked) / wall, 2) if wall else None,
-        "latency_p50_s": round(statistics.median(lat), 3) if lat else None,
-        "latency_p95_s": round(lat[int(0.95 * (len(lat) - 1))], 3) if lat else None,
-        "cost_usd": round(cost, 5),
-        "cost_per_1000_photos_usd": round(cost / len(results) * 1000, 3) if results else None,
-        "prompt_tokens_per_photo": round(sum(r.prompt_tokens or 0 for r in results) / max(1, len(answered)), 1),
-        "reasoning_tokens": sum(r.reasoning_tokens or 0 for r in results),
-        "requests_retried": sum(1 for r in results if r.retries),
-        "providers": sorted({r.provider for r in results if r.provider}),
-        "unscored_answers": bonus,  # id -> said hot dog?
-    }
-
-
-def _correct(rs: list[Result]) -> tuple[int, int]:
-    """(right, answered) over the rows with a verdict."""
-    answered = [r for r in rs if r.pred is not None]
-    return sum(r.pred == r.is_hot_dog for r in answered), len(answered)
-
-
-def _acc_ci(rs: list[Result]) -> list[float] | None:
-    return stats.rounded(stats.wilson_interval(*_correct(rs)))
-
-
-def _by_provider(results: list[Result]) -> dict:
-    """Scored rows grouped by the provider that answered them (rows no provider answered are left out)."""
-    out = {}
-    for prov in sorted({r.provider for r in results if r.provider}):
-        rs = [r for r in results if r.provider == prov]
-        q = stats.latency_quantiles(r.latency_s for r in rs if r.latency_s is not None and r.error is None)
-        out[prov] = {
-            "photos": len(rs),
-            "answered": sum(r.pred is not None for r in rs),
-            "accuracy": _acc(rs),
-            "accuracy_ci95": _acc_ci(rs),
-            "latency_p50_s": round(q[0], 3) if q else None,
-            "latency_p95_s": round(q[1], 3) if q else None,
-            "cost_usd": round(sum(r.cost_usd or 0 for r in rs), 5),
-        }
-    return out
-
-
-def summarize_statistics(all_results: list[Result], repeats: int = 1) -> dict:
-    """The keys summary.json adds after the reference's: intervals, providers, repeats.
-
-    Everything but the repeat statistics is over repeat 0's scored rows, the rows the reference keys are
-    computed over; self_consistency and accuracy_over_repeats use every repeat. See the README's "Statistics".
-    """
-    scored = [r for r in all_results if r.scored]
-    first = [r for r in scored if r.repeat == 0]
-    answered = [r for r in first if r.pred is not None]
-    pos = [r for r in answered if r.is_hot_dog]
-    neg = [r for r in answered if not r.is_hot_dog]
-    out = {
-        "accuracy_ci95": _acc_ci(first),
-        "balanced_accuracy_ci95": stats.rounded(stats.balanced_accuracy_interval(
-            sum(bool(r.pred) for r in pos), len(pos), sum(not r.pred for r in neg), len(neg))),
-        "accuracy_by_category_ci95": {c: _acc_ci([r for r in first if r.category == c])
-                                      for c in sorted({r.category for r in first})},
-        "by_provider": _by_provider(first),
-        "repeats": repeats,
-        "self_consistency": None,  # null with one repeat
-        "accuracy_over_repeats": None,
-        "self_consistency_photos": None,  # photos with a verdict in every repeat: self_consistency's denominator
-        "cost_usd_all_repeats": round(sum(r.cost_usd or 0 for r in scored), 5),
-    }
-    if repeats > 1:
-        per_photo: dict[int, list] = {}
-        for r in sorted(scored, key=lambda r: r.key):
-            per_photo.setdefault(r.id, []).append(r.pred)
-        share, counted = stats.self_consistency(v for v in per_photo.values() if len(v) == repeats)
-        per_repeat = []
-        for k in range(repeats):
-            right, n = _correct([r for r in scored if r.repeat == k])
-            per_repeat.append(right / n if n else None)
-        sp = stats.spread(per_repeat)
-        out["self_consistency"] = None if share is None else round(share, 4)
-        out["accuracy_over_repeats"] = None if sp is None else {
-            **{k: round(v, 4) for k, v in sp.items()},
-            "per_repeat": [None if a is None else round(a, 4) for a in per_repeat]}
-        out["self_consistency_photos"] = counted
-    return out
-
-
-SUMMARY_LINE_KEYS = ("model", "accuracy", "unanswered", "errors", "wall_s", "photos_per_s", "latency_p50_s",
-                     "cost_per_1000_photos_usd")
-CONCURRENCY_LINE_KEYS = ("final_limit", "peak_in_flight", "throttles", "transport_errors")
-
-
-def summary_line(summary: dict) -> dict:
-    """The one-line JSON the reference printed after each model."""
-    line = {k: summary.get(k) for k in SUMMARY_LINE_KEYS}
-    line.update({k: summary["concurrency"].get(k) for k in CONCURRENCY_LINE_KEYS})
-    return line

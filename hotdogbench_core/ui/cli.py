@@ -1,4 +1,4 @@
-"""hotdogbench's command line: run, demo, build-dataset, simulate."""
+"""hotdogbench's command line: run, demo, build-dataset, report, simulate."""
 from __future__ import annotations
 
 import argparse
@@ -10,89 +10,23 @@ import sys
 from pathlib import Path
 
 from .._version import __version__
-from ..store.dataset import DATA_URL, SAMPLE, DatasetError, load_dataset
-from ..run.keys import MissingKeyError, require_key
-from ..protocol.models import PRESETS, UnknownModelError, resolve_models
-from .progress import ProgressBar
-from ..store.results import summary_line
-from ..run.runner import DEFAULT_BASE_URL, LIMITER_POLICIES, Event, LimitChanged, ModelRun, ModelStarted, PhotoDone, RunError, RunSettings
-from ..run.session import default_run_name, run_models
+from ..errors import FieldError, describe
+from ..protocol.models import PRESETS
+from ..run.plan import RunPlan, plan_run, run_plan
+from ..run.runner import ModelRun
+from ..run.settings import DEFAULT_BASE_URL, LIMITER_POLICIES, RunError
+from ..sim.config import DEMO_CONFIG
+from ..stats.summary import summary_line
+from ..store.dataset import DATA_URL, SAMPLE
+from .progress import ProgressBar, download_bar
+from .terminal import ParallelDisplay, TerminalDisplay
 
-LOOPBACK = ("http://127.", "http://localhost", "http://[::1]")
-# The demo's simulated provider: a hidden in-flight cap and a little noise, so the limiter has work to do.
-DEMO_SIM = {"seed": 0, "max_in_flight": 40, "latency_s": 0.4, "latency_sigma": 0.4, "error_5xx": 0.01,
-            "unanswered_rate": 0.02}
-
-
-class TerminalDisplay:
-    """A progress bar per model (plain periodic lines when stderr is not a terminal)."""
-
-    def __init__(self, quiet: bool = False):
-        self.quiet = quiet
-        self.bar: ProgressBar | None = None
-        self.run: ModelRun | None = None
-
-    def on_model(self, run: ModelRun) -> None:
-        self.run = run
-
-    def on_tick(self) -> None:
-        if self.bar is not None and not self.quiet:
-            self.bar.update(self._counters())
-
-    def _counters(self) -> str:
-        lim = self.run.limiter if self.run else None
-        return (f"limit {lim.limit}, in flight {lim.in_flight}, throttles {lim.throttles}, "
-                f"dropped conns {lim.transport_errors}") if lim else ""
-
-    def on_event(self, event: Event) -> None:
-        if self.quiet:
-            return
-        if isinstance(event, ModelStarted):
-            self.bar = ProgressBar(event.model, event.total)
-            self.bar.done = event.already_done
-        elif self.bar is not None and isinstance(event, (PhotoDone, LimitChanged)):
-            if isinstance(event, PhotoDone):
-                self.bar.done = event.done
-            self.bar.update(self._counters(), force=isinstance(event, PhotoDone) and event.done == event.total)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-            self.bar = None
-
-
-class ParallelDisplay:
-    """One progress bar for models run at once (--parallel-models): photos done over all of them."""
-
-    def __init__(self, quiet: bool = False):
-        self.quiet = quiet
-        self.runs: list[ModelRun] = []
-        self.bar: ProgressBar | None = None
-
-    def on_model(self, run: ModelRun) -> None:
-        self.runs.append(run)
-
-    def on_event(self, event: Event) -> None:
-        if self.quiet or not isinstance(event, (ModelStarted, PhotoDone)):
-            return
-        if self.bar is None:
-            self.bar = ProgressBar(f"{len(self.runs)} models", sum(r.total for r in self.runs))
-        self.bar.done = sum(r.done for r in self.runs)
-        self.bar.update(self._counters(), force=self.bar.done == self.bar.total)
-
-    def _counters(self) -> str:
-        running = sum(1 for r in self.runs if r.done < r.total and r.stop_reason is None)
-        return (f"{running} running, in flight {sum(r.in_flight for r in self.runs)}, "
-                f"throttles {sum(r.limiter.throttles for r in self.runs)}")
-
-    def on_tick(self) -> None:
-        if self.bar is not None and not self.quiet:
-            self.bar.update(self._counters())
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-            self.bar = None
+# How the CLI names the fields of a run plan in its messages.
+FLAGS = {"models": "--models", "input": "--input", "dataset": "--input", "run_name": "--run", "out": "--out",
+         "api_key": "OPENROUTER_API_KEY", "base_url": "--base-url", "start_concurrency": "--start-concurrency",
+         "max_concurrency": "--max-concurrency", "request_timeout": "--request-timeout", "repeats": "--repeats",
+         "limiter": "--limiter", "max_cost_usd": "--max-cost-usd", "resume": "--resume"}
+EXIT_USAGE, EXIT_STOPPED, EXIT_INTERRUPTED = 2, 3, 130
 
 
 def _add_run_flags(p: argparse.ArgumentParser, *, demo: bool = False) -> None:
@@ -145,18 +79,20 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-def _settings(args, key: str, base_url: str) -> RunSettings:
-    return RunSettings(api_key=key, base_url=base_url, start_concurrency=args.start_concurrency,
-                       max_concurrency=args.max_concurrency, request_timeout=args.request_timeout,
-                       repeats=args.repeats, limiter=args.limiter)
-
-
 STOP_GRACE_S = 5.0  # after Ctrl-C, how long requests in flight get to come back (they are paid for)
 
 
-async def _run(args, models, dataset, settings) -> int:
-    display = ParallelDisplay(args.quiet) if args.parallel_models else TerminalDisplay(args.quiet)
-    run_name = args.run or default_run_name()
+def _plan(args, **target) -> RunPlan:
+    """The run the flags describe, every flag checked before the (maybe large) photo table is read."""
+    return plan_run(models=args.models, dataset=args.input, out=args.out, run_name=args.run, resume=args.resume,
+                    max_cost_usd=args.max_cost_usd, parallel=args.parallel_models,
+                    on_download=None if args.quiet else download_bar(),
+                    start_concurrency=args.start_concurrency, max_concurrency=args.max_concurrency,
+                    request_timeout=args.request_timeout, repeats=args.repeats, limiter=args.limiter, **target)
+
+
+async def _run(plan: RunPlan, quiet: bool, command: str) -> int:
+    display = ParallelDisplay(quiet) if plan.parallel else TerminalDisplay(quiet)
     active: list[ModelRun] = []
     interrupts = 0
 
@@ -165,7 +101,7 @@ async def _run(args, models, dataset, settings) -> int:
         active.append(mr)
         display.on_model(mr)
 
-    def on_sigint():
+    def on_stop_signal():
         nonlocal interrupts
         interrupts += 1
         grace = STOP_GRACE_S if interrupts == 1 else 0.0
@@ -182,15 +118,13 @@ async def _run(args, models, dataset, settings) -> int:
 
     loop = asyncio.get_running_loop()
     try:
-        loop.add_signal_handler(signal.SIGINT, on_sigint)
+        loop.add_signal_handler(signal.SIGINT, on_stop_signal)
     except (NotImplementedError, RuntimeError):  # not the main thread, or no signals here
         pass
-    print(f"{len(dataset)} photos x {len(models)} models -> {Path(args.out) / run_name}", flush=True)
+    print(f"{len(plan.dataset)} photos x {len(plan.models)} models -> {plan.run_dir}", flush=True)
     ticker = asyncio.create_task(tick())
     try:
-        result = await run_models(models, dataset, settings, out=args.out, run_name=run_name, resume=args.resume,
-                                  on_event=display.on_event, on_model=on_model, max_cost_usd=args.max_cost_usd,
-                                  parallel=args.parallel_models)
+        result = await run_plan(plan, on_event=display.on_event, on_model=on_model)
     finally:
         ticker.cancel()
         try:
@@ -200,40 +134,23 @@ async def _run(args, models, dataset, settings) -> int:
     display.close()
     for s in result.summaries:
         print(json.dumps(summary_line(s)), flush=True)
-    print(f"wrote {result.run_dir}/summary.json", flush=True)
+    print(f"wrote {plan.rundir.summary}", flush=True)
     if result.stopped:
         hint = result.hint or "finish it with the same command and --resume"
-        if "interrupted" in result.stopped:
-            hint = f"finish it with: hotdogbench run ... --run {run_name} --resume"
-        print(f"stopped early: {result.stopped}\nhint: {hint}", file=sys.stderr)
-        return 130 if "interrupted" in result.stopped else 3
+        print(f"stopped early: {result.stopped}\nhint: {hint}\nfinish with: hotdogbench {command} ... --run {plan.rundir.name} --resume", file=sys.stderr)
+        return EXIT_INTERRUPTED if "interrupted" in result.stopped else EXIT_STOPPED
     return 0
 
 
 def cmd_run(args) -> int:
-    models = resolve_models(args.models)
-    base_url = args.base_url.rstrip("/")
-    try:
-        key = require_key()
-    except MissingKeyError:
-        if not base_url.startswith(LOOPBACK):
-            raise
-        key = "sk-local-simulator"  # a local simulator needs no real key
-    settings = _settings(args, key, base_url)  # flags are checked before the (maybe large) dataset is read
-    dataset = load_dataset(args.input, quiet=args.quiet)
-    return asyncio.run(_run(args, models, dataset, settings))
+    plan = _plan(args, target="base_url", base_url=args.base_url)
+    return asyncio.run(_run(plan, args.quiet, args.command))
 
 
 def cmd_demo(args) -> int:
-    from ..sim.app import SimConfig, Simulator, labels_from_parquet
-
-    models = resolve_models(args.models)
-    _settings(args, "sk-demo-simulator", "http://127.0.0.1")  # check the flags first
-    dataset = load_dataset(args.input, quiet=args.quiet)
+    plan = _plan(args, target="simulator", sim_config=DEMO_CONFIG)
     print("DEMO: the answers below come from hotdogbench's built-in simulator, not from real models.", flush=True)
-    with Simulator(SimConfig.from_dict(DEMO_SIM), labels=labels_from_parquet(dataset.path)) as sim:
-        settings = _settings(args, "sk-demo-simulator", sim.base_url)
-        code = asyncio.run(_run(args, models, dataset, settings))
+    code = asyncio.run(_run(plan, args.quiet, args.command))
     print("DEMO: simulated answers. For real ones: export OPENROUTER_API_KEY=... and `hotdogbench run`.", flush=True)
     return code
 
@@ -274,12 +191,12 @@ def main(argv: list[str] | None = None) -> int:
                 "simulate": cmd_simulate}
     try:
         return handlers[args.command](args)
-    except (DatasetError, UnknownModelError, MissingKeyError, RunError, ValueError) as e:
-        print(f"hotdogbench: error: {e}", file=sys.stderr)
-        return 2
+    except (FieldError, RunError, ValueError) as e:
+        print(f"hotdogbench: error: {describe(e, FLAGS)}", file=sys.stderr)
+        return EXIT_USAGE
     except KeyboardInterrupt:
         print("\nhotdogbench: interrupted; finish with the same command and --resume", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

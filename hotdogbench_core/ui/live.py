@@ -1,9 +1,5 @@
-"""A run launched from a UI: the plan (what to ask, where), the run itself, and its live state for display.
-
-The notebook builds a RunPlan from its widgets, starts run_plan() as a task, and every few tenths of a
-second draws LiveRun's rows and trace; LiveRun is fed by run_models' on_event/on_model callbacks and reads
-the live counters of the ModelRun in progress. The API key is looked up inside run_plan and goes nowhere else.
-"""
+"""The live state of a run for a UI: LiveRun is fed by run_plan's on_event/on_model callbacks, reads the
+live counters of the ModelRun in progress, and a UI draws its rows and limit trace on its own schedule."""
 from __future__ import annotations
 
 import time
@@ -12,15 +8,9 @@ from pathlib import Path
 
 import polars as pl
 
-from ..store.dataset import Dataset
-from ..run.keys import find_key
-from ..run.runner import (DEFAULT_BASE_URL, Event, LimitChanged, ModelFinished, ModelRun, ModelStarted, PhotoDone,
-                     RunSettings)
-from ..run.session import RunResult, run_models
+from ..run.events import Event, LimitChanged, ModelFinished, ModelStarted, PhotoDone
+from ..run.runner import ModelRun
 
-TARGETS = {"openrouter": "OpenRouter", "simulator": "Simulator (no key, no network)",
-           "base_url": "Another base URL"}
-LOOPBACK = ("http://127.", "http://localhost", "http://[::1]")
 REFRESH_S = 0.3  # how often a UI redraws while a run goes on
 
 
@@ -133,74 +123,3 @@ class LiveRun:
             rows += [{"label": m.model, "t": float(t), "limit": int(lim)} for t, lim in points]
         schema = {"label": pl.String, "t": pl.Float64, "limit": pl.Int64}
         return pl.DataFrame(rows, schema=schema, orient="row" if not rows else None)
-
-
-# -- the plan and the run ---------------------------------------------------------------------------------
-@dataclass
-class RunPlan:
-    models: list[str]
-    dataset: Dataset
-    target: str  # a key of TARGETS
-    out: Path
-    run_name: str
-    base_url: str | None = None  # target "base_url" only
-    sim_config: object | None = None  # a SimConfig, target "simulator" only
-    start_concurrency: int = 8
-    max_concurrency: int = 256
-    resume: bool = False  # finish an interrupted run of this name: ask only photos without a result
-    max_cost_usd: float | None = None  # spending cap for the run (None: no cap)
-
-    def __post_init__(self):
-        if self.target not in TARGETS:
-            raise ValueError(f"target must be one of {', '.join(TARGETS)}, not {self.target!r}")
-        if not self.models:
-            raise ValueError("choose at least one model")
-        if self.target == "base_url" and not (self.base_url or "").startswith(("http://", "https://")):
-            raise ValueError("give a base URL starting with http:// or https://")
-        if self.target == "openrouter" and not find_key():
-            raise ValueError("no OpenRouter key: set OPENROUTER_API_KEY or put it in ./.env, or use the simulator")
-        if not self.run_name or "/" in self.run_name or self.run_name.startswith("."):
-            raise ValueError("the run name must be a plain folder name")
-        RunSettings(api_key="", start_concurrency=self.start_concurrency, max_concurrency=self.max_concurrency)
-        if self.max_cost_usd is not None and not self.max_cost_usd > 0:
-            raise ValueError(f"the budget must be more than $0 (or empty for none), not {self.max_cost_usd}")
-        self.out = Path(self.out)
-        if not self.resume and (self.run_dir / "journal").is_dir():
-            raise ValueError(f"{self.run_dir} already holds a run: choose another run name, or resume it")
-
-    @property
-    def run_dir(self) -> Path:
-        return self.out / self.run_name
-
-    @property
-    def requests_per_model(self) -> int:
-        return len(self.dataset)
-
-    def endpoint(self) -> str:
-        return {"openrouter": DEFAULT_BASE_URL, "simulator": "the built-in simulator"}.get(
-            self.target, (self.base_url or "").rstrip("/"))
-
-
-async def run_plan(plan: RunPlan, live: LiveRun | None = None) -> RunResult:
-    """Run the plan's models one after another into OUT/RUN, reporting to `live`."""
-    hooks = {"on_event": live.on_event, "on_model": live.on_model} if live else {}
-    hooks["max_cost_usd"] = plan.max_cost_usd
-
-    def settings(key: str, base_url: str) -> RunSettings:
-        return RunSettings(api_key=key, base_url=base_url, start_concurrency=plan.start_concurrency,
-                           max_concurrency=plan.max_concurrency)
-
-    if plan.target == "simulator":
-        from .cli import DEMO_SIM
-        from ..sim.app import SimConfig, Simulator, labels_from_parquet
-
-        config = plan.sim_config or SimConfig.from_dict(DEMO_SIM)
-        async with Simulator(config, labels=labels_from_parquet(plan.dataset.path)) as sim:
-            return await run_models(plan.models, plan.dataset, settings("sk-local-simulator", sim.base_url),
-                                    out=plan.out, run_name=plan.run_name, resume=plan.resume, **hooks)
-    base_url = DEFAULT_BASE_URL if plan.target == "openrouter" else plan.base_url.rstrip("/")
-    key = find_key() or ("sk-local-simulator" if base_url.startswith(LOOPBACK) else "")
-    if not key:
-        raise ValueError(f"no key for {base_url}: set OPENROUTER_API_KEY or put it in ./.env")
-    return await run_models(plan.models, plan.dataset, settings(key, base_url), out=plan.out,
-                            run_name=plan.run_name, resume=plan.resume, **hooks)

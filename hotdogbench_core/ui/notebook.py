@@ -16,7 +16,12 @@ from typing import Mapping
 from ..store.dataset import DATA_URL, SAMPLE, Dataset, load_dataset, resolve_input
 from ..run.keys import find_key
 from ..protocol.models import MODELS, PRESETS, resolve_models
+from ..sim.config import DEMO_CONFIG, SimConfig
 
+# How the run notebook names the fields of a run plan in its messages (its form labels).
+FIELD_LABELS = {"models": "Models", "input": "Photos", "dataset": "Photos", "run_name": "Run name",
+                "api_key": "OpenRouter key", "base_url": "Base URL", "start_concurrency": "Start concurrency",
+                "max_concurrency": "Max concurrency", "max_cost_usd": "Budget", "target": "Send requests to"}
 OUT_ENV = "HOTDOGBENCH_OUT"  # where the notebooks read and write runs when --out is not given
 SOURCES = {"sample": "Bundled sample (64 emoji images)", "public": "Public dataset (downloaded once into data/)",
            "path": "Local parquet file", "upload": "Upload a parquet file"}
@@ -159,10 +164,7 @@ def open_dataset(source: str, path: str | None = None, upload: tuple[str, bytes]
 
 def sim_config(values: Mapping | None = None):
     """The run notebook's simulator: the demo's settings with the knobs' values (0 means no cap)."""
-    from .cli import DEMO_SIM
-    from ..sim.config import SimConfig
-
-    d = dict(DEMO_SIM)
+    d = dict(DEMO_CONFIG)
     for k, v in (values or {}).items():
         if k in SIM_KNOBS and v is not None:
             d[k] = None if k in ("max_in_flight", "rate_per_s") and not v else v

@@ -18,6 +18,18 @@ def _human(n: float, unit: str) -> str:
     return f"{n:.0f}"
 
 
+def download_bar(stream: TextIO | None = None):
+    """An on_download callback for load_dataset: a byte progress bar, made at the first chunk."""
+    bar: list[ProgressBar] = []
+
+    def on_download(name: str, done: int, total: int | None, finished: bool = False) -> None:
+        if not bar:
+            bar.append(ProgressBar(f"download {name}", total, unit="B", stream=stream or sys.stderr))
+        bar[0].done = done
+        bar[0].close() if finished else bar[0].update()
+    return on_download
+
+
 class ProgressBar:
     def __init__(self, label: str, total: int | None, *, unit: str = "", stream: TextIO | None = None,
                  enabled: bool = True, clock=time.monotonic):

@@ -6,7 +6,7 @@ import time
 import polars as pl
 import pytest
 
-from hotdogbench_core import SAMPLE
+from hotdogbench_core.store.dataset import SAMPLE
 
 from hotdogbench_core.report import charts
 from hotdogbench_core.report import runs as rp

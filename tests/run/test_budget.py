@@ -32,5 +32,5 @@ def test_spent_over_cap_stops_even_without_estimate():
 
 
 def test_bad_cap():
-    with pytest.raises(ValueError, match="--max-cost-usd"):
+    with pytest.raises(ValueError, match="max_cost_usd: must be"):
         CostBudget(0)

@@ -11,7 +11,8 @@ from support.tables import make_rows, write_table
 from hotdogbench_core import RunSettings, load_dataset
 from hotdogbench_core.protocol.models import MODELS
 from hotdogbench_core.protocol.request import body_for, request_for
-from hotdogbench_core.run.runner import MAX_BODY_BYTES, ModelRun
+from hotdogbench_core.run.runner import ModelRun
+from hotdogbench_core.run.transport import MAX_BODY_BYTES
 from hotdogbench_core.sim.app import SimConfig, Simulator
 
 MODEL = "openai/gpt-6-luna"

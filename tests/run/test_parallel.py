@@ -8,7 +8,7 @@ import pytest
 from support.tables import make_rows, write_table
 from hotdogbench_core import RunSettings, load_dataset, run_models
 from hotdogbench_core.ui.cli import build_parser
-from hotdogbench_core.run.runner import ModelFinished, ModelStarted
+from hotdogbench_core.run.events import ModelFinished, ModelStarted
 from hotdogbench_core.sim.app import SimConfig, Simulator, labels_from_parquet
 
 MODELS = ["openai/gpt-6-luna", "typesafe/jev-1.14"]
@@ -65,5 +65,5 @@ def test_reference_limiter_reproducible_by_flag(table, tmp_path):
         settings = RunSettings(api_key="k", base_url=sim.base_url, limiter="reference")
         res = asyncio.run(run_models(MODELS[:1], ds, settings, out=tmp_path / "out", run_name="ref"))
     assert res.summaries[0]["concurrency"]["policy"] == "reference"
-    with pytest.raises(ValueError, match="--limiter"):
+    with pytest.raises(ValueError, match="limiter: must be one of adaptive, reference"):
         RunSettings(api_key="k", limiter="bbr")

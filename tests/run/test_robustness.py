@@ -14,7 +14,8 @@ from aiohttp import web
 from support.paths import REPO
 from support.tables import make_rows, write_table
 from hotdogbench_core import RunSettings, load_dataset, run_models
-from hotdogbench_core.store.journal import journal_path, read_journal
+from hotdogbench_core.store.journal import read_journal
+from hotdogbench_core.store.rundir import RunDir
 from hotdogbench_core.sim.config import FAULTS
 from hotdogbench_core.sim.app import SimConfig, Simulator, image_digest, labels_from_parquet
 
@@ -40,14 +41,14 @@ def run(ds, base_url, tmp_path, run_name="r", models=(MODEL,), bound_s=90, **kw)
 
 
 def journal_lines(run_dir, model=MODEL):
-    return [json.loads(x) for x in journal_path(run_dir, model).read_text().splitlines() if x.strip()]
+    return [json.loads(x) for x in RunDir.at(run_dir).journal(model).read_text().splitlines() if x.strip()]
 
 
 def assert_settled_once_and_counts_match(res, ds, model=MODEL):
     lines = journal_lines(res.run_dir, model)
     settled = [x["id"] for x in lines if x["type"] == "result"]
     assert sorted(settled) == sorted(p.id for p in ds.photos)  # every photo exactly once
-    st = read_journal(journal_path(res.run_dir, model))
+    st = read_journal(RunDir.at(res.run_dir).journal(model))
     s = next(s for s in res.summaries if s["model"] == model)
     scored = [r for r in st.results.values() if r.scored]
     assert s["photos"] == len(scored)
@@ -132,7 +133,7 @@ def test_strange_bodies_over_http_settle_as_answers_or_errors(model, table, tmp_
 
     res = asyncio.run(asyncio.wait_for(main(), 90))
     assert_settled_once_and_counts_match(res, ds, model)
-    st = read_journal(journal_path(res.run_dir, model))
+    st = read_journal(RunDir.at(res.run_dir).journal(model))
     errors = " ".join(r.error or "" for r in st.results.values())
     if model == MODEL:
         assert "response body over" in errors  # the 5 MB body was refused, not held
@@ -155,7 +156,7 @@ def test_out_of_credits_is_fatal_then_resume(table, tmp_path):
         assert res.stopped and "402" in res.stopped and "credits" in res.hint
         asked = sim.stats.requests
         assert asked < 31 + 16  # stopped at the first 402s, not 8 tries for every photo
-        kept = len(read_journal(journal_path(res.run_dir, MODEL)).results)
+        kept = len(read_journal(RunDir.at(res.run_dir).journal(MODEL)).results)
         assert 0 < kept < 31
         sim.update(credits_usd=None)
         res2 = run(ds, sim.base_url, tmp_path, resume=True)
@@ -168,7 +169,7 @@ def test_budget_stops_then_resume_finishes(table, tmp_path):
     with Simulator(SimConfig(seed=0, latency_s=0.02), labels=labels_from_parquet(table)) as sim:
         res = run(ds, sim.base_url, tmp_path, max_cost_usd=0.002)
         assert res.stopped and "budget" in res.stopped
-        spent = sum(r.cost_usd or 0 for r in read_journal(journal_path(res.run_dir, MODEL)).results.values())
+        spent = sum(r.cost_usd or 0 for r in read_journal(RunDir.at(res.run_dir).journal(MODEL)).results.values())
         assert 0 < spent <= 0.002
         assert sim.stats.spent_usd == pytest.approx(spent)  # nothing paid for went unrecorded
         res2 = run(ds, sim.base_url, tmp_path, resume=True, max_cost_usd=1.0)
@@ -186,7 +187,7 @@ def _cli_run(table, base_url, out, *extra):
 
 
 def _wait_for_results(run_dir, n, proc, timeout=60):
-    path = journal_path(run_dir, MODEL)
+    path = RunDir.at(run_dir).journal(MODEL)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if path.exists() and path.read_text().count('"type":"result"') >= n:
@@ -206,7 +207,7 @@ def test_killed_or_interrupted_run_resumes_without_paying_twice(how, tmp_path):
         _wait_for_results(tmp_path / "out" / "k", 10, proc)
         proc.send_signal(signal.SIGKILL if how == "SIGKILL" else signal.SIGINT)
         out, err = proc.communicate(timeout=30)
-        settled_before = read_journal(journal_path(tmp_path / "out" / "k", MODEL)).results
+        settled_before = read_journal(RunDir.at(tmp_path / "out" / "k").journal(MODEL)).results
         assert 10 <= len(settled_before) < 61
         if how == "SIGINT":
             assert proc.returncode == 130 and "--resume" in err
@@ -223,7 +224,7 @@ def test_killed_or_interrupted_run_resumes_without_paying_twice(how, tmp_path):
     run_dir = tmp_path / "out" / "k"
     f = run_dir / (MODEL.replace("/", "__") + ".parquet")
     assert duckdb.sql(f"SELECT count(DISTINCT id), count(*) FROM '{f}' WHERE error IS NULL").fetchone() == (61, 61)
-    st = read_journal(journal_path(run_dir, MODEL))
+    st = read_journal(RunDir.at(run_dir).journal(MODEL))
     summary = json.loads((run_dir / "summary.json").read_text())[0]
     assert len(st.sessions) == 2 and summary["wall_s"] == round(sum(s["wall_s"] for s in st.sessions), 2)
     assert summary["wall_s"] >= st.sessions[0]["wall_s"] > 0

@@ -7,8 +7,9 @@ import pytest
 
 from support.tables import make_rows, write_table
 from hotdogbench_core import RunSettings, load_dataset, run_models
-from hotdogbench_core.store.journal import journal_path, read_journal
-from hotdogbench_core.run.runner import RunError
+from hotdogbench_core.store.journal import read_journal
+from hotdogbench_core.store.rundir import RunDir
+from hotdogbench_core.run.settings import RunError
 from hotdogbench_core.sim.app import SimConfig, Simulator, labels_from_parquet
 
 REF_KEYS = ["model", "photos", "answered", "unanswered", "errors", "accuracy", "balanced_accuracy",
@@ -68,8 +69,8 @@ def test_retries_and_faults_settle_every_photo(tmp_path):
     with Simulator(cfg, labels=labels_from_parquet(table)) as sim:
         res = run(ds, sim, ["openai/gpt-6-luna"], tmp_path, max_concurrency=32)
     s = res.summaries[0]
-    st = read_journal(journal_path(res.run_dir, "openai/gpt-6-luna"))
-    lines = [json.loads(x) for x in journal_path(res.run_dir, "openai/gpt-6-luna").read_text().splitlines()]
+    st = read_journal(RunDir.at(res.run_dir).journal("openai/gpt-6-luna"))
+    lines = [json.loads(x) for x in RunDir.at(res.run_dir).journal("openai/gpt-6-luna").read_text().splitlines()]
     settled = sorted(x["id"] for x in lines if x["type"] == "result")
     assert settled == sorted(p.id for p in ds.photos)  # each photo settled exactly once
     assert s["requests_retried"] > 0
@@ -99,7 +100,7 @@ def test_bad_key_stops_early_and_resume_finishes(table, tmp_path):
         assert res.stopped and "401" in res.stopped and "key" in res.hint
         assert sim.stats.requests <= 16  # stopped at once, not 8 tries for each of 31 photos
         assert "sk-wrong" not in (res.run_dir / "summary.json").read_text()
-        with pytest.raises(RunError, match="--resume"):
+        with pytest.raises(RunError, match="resume that run"):
             asyncio.run(run_models(["openai/gpt-6-luna"], ds, RunSettings(api_key="sk-right", base_url=sim.base_url),
                                    out=tmp_path / "out", run_name="k"))
         res2 = asyncio.run(run_models(["openai/gpt-6-luna"], ds, RunSettings(api_key="sk-right", base_url=sim.base_url),

@@ -88,7 +88,7 @@ def test_sniff():
 
 
 def test_unreachable_url_says_so_and_points_at_sample(tmp_path):
-    with pytest.raises(DatasetError, match="could not download.*--input"):
+    with pytest.raises(DatasetError, match="input: could not download.*bundled sample"):
         resolve_input("http://127.0.0.1:9/hotdogbench.parquet", tmp_path / "data", quiet=True)
     assert not list((tmp_path / "data").glob("*.part"))
 

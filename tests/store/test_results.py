@@ -4,7 +4,8 @@ from pathlib import Path
 import duckdb
 
 from hotdogbench_core.store.journal import Journal, read_journal
-from hotdogbench_core.store.results import PARQUET_SCHEMA, Result, summarize, write_results_parquet
+from hotdogbench_core.stats.summary import summarize
+from hotdogbench_core.store.results import PARQUET_SCHEMA, Result, write_results_parquet
 
 REF = json.loads((Path(__file__).parents[1] / "fixtures" / "reference_bodies.json").read_text())
 

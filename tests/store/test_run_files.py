@@ -11,9 +11,10 @@ from support.tables import make_rows, write_table
 from hotdogbench_core import RunSettings, __version__, load_dataset, run_models
 from hotdogbench_core.protocol.chat import QUESTION, SCHEMA
 from hotdogbench_core.protocol.request import request_for
-from hotdogbench_core.store.results import Result, summarize, summarize_statistics
-from hotdogbench_core.store.manifest import (compute_pairs, finish_manifest, git_info, pair_stats, public_base_url,
-                                        read_manifest, start_manifest, write_pairs)
+from hotdogbench_core.stats.summary import summarize, summarize_statistics
+from hotdogbench_core.store.results import Result
+from hotdogbench_core.stats.pairs import compute_pairs, pair_stats, write_pairs
+from hotdogbench_core.store.manifest import finish_manifest, git_info, public_base_url, read_manifest, start_manifest
 from hotdogbench_core.sim.app import SimConfig, Simulator, labels_from_parquet
 from hotdogbench_core.stats.proportions import latency_by_in_flight, mcnemar_exact_p, paired_diff_interval, rounded, \
     wilson_interval

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from hotdogbench_core import SAMPLE, RunSettings, load_dataset, run_models
+from hotdogbench_core import RunSettings, load_dataset, run_models
+from hotdogbench_core.store.dataset import SAMPLE
 from hotdogbench_core.sim.app import SimConfig, Simulator, labels_from_parquet
 
 MODELS = ["typesafe/jev-1.14", "openai/gpt-6-luna"]

@@ -75,6 +75,12 @@ def test_demo_runs_offline_and_says_it_is_simulated(tmp_path):
     (["--start-concurrency", "0"], "--start-concurrency"),
     (["--max-concurrency", "4", "--start-concurrency", "8"], "--max-concurrency"),
     (["--repeats", "0"], "--repeats"),
+    (["--models", "cheap,noslash"], "--models: 'noslash'"),
+    (["--input", "/nonexistent/x.parquet"], "--input: /nonexistent/x.parquet does not exist"),
+    (["--run", "../escape"], "--run: '../escape' must be a plain folder name"),
+    (["--run", "/abs/path"], "--run: "),
+    (["--request-timeout", "nan"], "--request-timeout: must be a number of seconds above 0"),
+    (["--max-cost-usd", "inf"], "--max-cost-usd: must be"),
 ])
 def test_bad_flags_named(args, expect, tmp_path):
     p = cli("run", "--base-url", "http://127.0.0.1:9", "--out", str(tmp_path),

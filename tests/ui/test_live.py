@@ -5,11 +5,12 @@ import io
 import pytest
 
 from support.tables import make_rows, write_table
-from hotdogbench_core import SAMPLE, load_dataset
+from hotdogbench_core import load_dataset
+from hotdogbench_core.store.dataset import SAMPLE
 from hotdogbench_core.ui import notebook as nbargs
 from hotdogbench_core.limit.aimd import LimitChange
-from hotdogbench_core.ui.live import LiveRun, ModelLive, RunPlan, run_plan
-from hotdogbench_core.run.runner import LimitChanged, ModelFinished, ModelStarted, PhotoDone
+from hotdogbench_core.ui.live import LiveRun, ModelLive
+from hotdogbench_core.run.events import LimitChanged, ModelFinished, ModelStarted, PhotoDone
 from hotdogbench_core.store.results import Result
 from hotdogbench_core.sim.app import SimConfig, Simulator, labels_from_parquet
 from hotdogbench_core.report.thumbs import image_data_uri, preview_ids, thumbnails
@@ -52,41 +53,6 @@ def test_live_state_from_events():
 @pytest.fixture
 def small(tmp_path):
     return load_dataset(write_table(tmp_path / "photos.parquet", make_rows(n_per_cat=4)))
-
-
-def test_run_plan_on_the_simulator_reports_live(small, tmp_path):
-    plan = RunPlan(["typesafe/jev-1.14", "anthropic/claude-haiku-5.5"], small, "simulator", tmp_path / "out", "r1",
-                   sim_config=SimConfig(latency_s=0.005, max_in_flight=3), start_concurrency=2)
-    live = LiveRun(plan.models, plan.requests_per_model)
-    result = asyncio.run(run_plan(plan, live))
-    assert result.run_dir == tmp_path / "out" / "r1" and (result.run_dir / "summary.json").is_file()
-    assert live.finished and all(r["done"] == r["total"] == len(small) for r in live.rows())
-    assert all(r["in_flight"] == 0 and r["limit"] >= 1 for r in live.rows())
-    assert plan.endpoint() == "the built-in simulator"
-
-
-def test_run_plan_to_a_loopback_base_url_needs_no_key(small, tmp_path, monkeypatch):
-    monkeypatch.delenv("OPENROUTER_API_KEY", raising=False)
-    monkeypatch.delenv("OPENROUTER_TOKEN", raising=False)
-    monkeypatch.chdir(tmp_path)
-    with Simulator(SimConfig(latency_s=0.0), labels=labels_from_parquet(small.path)) as sim:
-        plan = RunPlan(["typesafe/jev-1.14"], small, "base_url", tmp_path / "out", "r2", base_url=sim.base_url + "/")
-        result = asyncio.run(run_plan(plan))
-        assert sim.stats.requests >= len(small)
-    assert result.summaries[0]["answered"] == result.summaries[0]["photos"]
-    with pytest.raises(ValueError, match="no OpenRouter key"):
-        RunPlan(["typesafe/jev-1.14"], small, "openrouter", tmp_path, "r3")
-
-
-@pytest.mark.parametrize("kw, msg", [
-    (dict(models=[]), "at least one model"), (dict(target="base_url", base_url="ftp://x"), "base URL"),
-    (dict(target="elsewhere"), "target must be"), (dict(run_name="a/b"), "plain folder name"),
-    (dict(start_concurrency=9, max_concurrency=4), "max-concurrency"),
-])
-def test_plan_checks(small, tmp_path, kw, msg):
-    args = dict(models=["m/a"], dataset=small, target="simulator", out=tmp_path, run_name="r") | kw
-    with pytest.raises(ValueError, match=msg):
-        RunPlan(**args)
 
 
 def test_run_args(monkeypatch, tmp_path):
@@ -158,23 +124,3 @@ def test_thumbnails():
     assert thumbnails(None, [1]) == {}
 
 
-def test_plan_refuses_an_existing_run_unless_resumed(small, tmp_path):
-    plan = RunPlan(["typesafe/jev-1.14"], small, "simulator", tmp_path, "r", sim_config=SimConfig(latency_s=0.0))
-    asyncio.run(run_plan(plan))
-    with pytest.raises(ValueError, match="already holds a run"):
-        RunPlan(["typesafe/jev-1.14"], small, "simulator", tmp_path, "r")
-    again = RunPlan(["typesafe/jev-1.14"], small, "simulator", tmp_path, "r", resume=True,
-                    sim_config=SimConfig(latency_s=0.0))
-    live = LiveRun(again.models, again.requests_per_model)
-    result = asyncio.run(run_plan(again, live))
-    assert result.summaries[0]["photos"] == 12 and live.rows()[0]["done"] == len(small)  # nothing left to ask
-
-
-def test_plan_budget_stops_the_run(small, tmp_path):
-    with pytest.raises(ValueError, match="budget"):
-        RunPlan(["typesafe/jev-1.14"], small, "simulator", tmp_path, "b", max_cost_usd=-1)
-    plan = RunPlan(["openai/gpt-6-luna"], small, "simulator", tmp_path, "b", max_cost_usd=0.0003,
-                   sim_config=SimConfig(latency_s=0.0))
-    result = asyncio.run(run_plan(plan))
-    assert result.stopped and "budget" in result.stopped
-    assert 0 < result.summaries[0]["cost_usd"] <= 0.0003

@@ -1,0 +1,37 @@
+"""What a run reports as it goes: a UI subscribes to these (run_models(on_event=...)) and draws them."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..limit.aimd import LimitChange
+from ..store.results import Result
+
+
+@dataclass(frozen=True)
+class ModelStarted:
+    model: str
+    total: int
+    already_done: int
+
+
+@dataclass(frozen=True)
+class PhotoDone:
+    model: str
+    result: Result
+    done: int
+    total: int
+
+
+@dataclass(frozen=True)
+class LimitChanged:
+    model: str
+    change: LimitChange
+
+
+@dataclass(frozen=True)
+class ModelFinished:
+    model: str
+    summary: dict
+
+
+Event = ModelStarted | PhotoDone | LimitChanged | ModelFinished

@@ -1,0 +1,169 @@
+"""OUT/RUN/: the one place that names the files of a run.
+
+    OUT/RUN/
+      journal/<stem>.jsonl     append-only journal per model (the source of truth)
+      <stem>.parquet           one row per photo (per repeat), rebuilt from the journal
+      summary.json             a list, one object per model
+      pairs.json               every pair of models, paired tests
+      manifest.json            what was run: versions, settings, bodies, sessions
+      report_offline.html      the self-contained report
+
+A model id becomes a file stem one-to-one: an ordinary id keeps the reference's name (`/` as `__`); any other
+id (one with `__`, `_` beside `/`, characters outside [A-Za-z0-9._:-], or too long for a file name) gets a
+readable prefix and a digest of the whole id, marked by `~`, which no ordinary stem contains. Run names are
+single path components, so no run writes outside OUT.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from pathlib import Path
+
+from ..errors import FieldError
+
+STEM_BYTES = 200  # a stem plus ".parquet.tmp" stays far under the 255-byte file name limit of common file systems
+_ORDINARY = re.compile(r"[A-Za-z0-9.:\-]+(?:_[A-Za-z0-9.:\-]+)*(?:/[A-Za-z0-9.:\-]+(?:_[A-Za-z0-9.:\-]+)*)*")
+
+
+class RunNameError(FieldError):
+    """A run name that is not a single plain folder name."""
+
+    field = "run_name"
+
+
+def model_stem(model: str) -> str:
+    """The file stem of a model id: injective (no two ids share a file) and within the file name limit."""
+    if _ORDINARY.fullmatch(model) and not model.startswith(".") and len(model.encode()) <= STEM_BYTES:
+        return model.replace("/", "__")
+    digest = hashlib.sha256(model.encode()).hexdigest()[:16]
+    readable = re.sub(r"[^A-Za-z0-9.\-]+", "_", model).strip("._")[:60]
+    return f"{readable}~{digest}"
+
+
+def check_run_name(name: str) -> str:
+    """The name itself, if it is one plain folder name; else RunNameError saying why."""
+    if not isinstance(name, str) or not name.strip():
+        raise RunNameError("is empty")
+    if name != name.strip():
+        raise RunNameError(f"{name!r} starts or ends with spaces")
+    if "/" in name or "\\" in name or name in (".", "..") or name.startswith("."):
+        raise RunNameError(f"{name!r} must be a plain folder name (no '/', not starting with '.')")
+    if "\x00" in name or len(name.encode()) > STEM_BYTES:
+        raise RunNameError(f"{name[:40]!r}... is not a usable folder name (too long, or a NUL byte)")
+    return name
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write a file so that a reader sees the old or the new bytes, never a part: temp file, fsync, rename."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def write_json(path: Path, obj) -> Path:
+    write_atomic(path, (json.dumps(obj, indent=2) + "\n").encode())
+    return path
+
+
+def list_runs(out: str | Path) -> list[str]:
+    """Runs under OUT (folders with a summary.json), newest first."""
+    out = Path(out)
+    if not out.is_dir():
+        return []
+    runs = [p for p in out.iterdir() if (p / RunDir.SUMMARY).is_file()]
+    return [p.name for p in sorted(runs, key=lambda p: ((p / RunDir.SUMMARY).stat().st_mtime, p.name), reverse=True)]
+
+
+class RunDir:
+    """The folder of one run and the names of its files."""
+
+    SUMMARY = "summary.json"
+    PAIRS = "pairs.json"
+    MANIFEST = "manifest.json"
+    OFFLINE_REPORT = "report_offline.html"
+    JOURNALS = "journal"
+
+    def __init__(self, out: str | Path, name: str):
+        self.out = Path(out)
+        self.name = check_run_name(name)
+        self.path = self.out / self.name
+
+    @classmethod
+    def at(cls, path: str | Path) -> "RunDir":
+        path = Path(path)
+        return cls(path.parent, path.name)
+
+    def __fspath__(self) -> str:
+        return str(self.path)
+
+    def __repr__(self) -> str:
+        return f"RunDir({str(self.path)!r})"
+
+    def create(self) -> "RunDir":
+        self.path.mkdir(parents=True, exist_ok=True)
+        return self
+
+    # -- files -----------------------------------------------------------------------------------------------
+    @property
+    def summary(self) -> Path:
+        return self.path / self.SUMMARY
+
+    @property
+    def pairs(self) -> Path:
+        return self.path / self.PAIRS
+
+    @property
+    def manifest(self) -> Path:
+        return self.path / self.MANIFEST
+
+    @property
+    def offline_report(self) -> Path:
+        return self.path / self.OFFLINE_REPORT
+
+    @property
+    def journal_dir(self) -> Path:
+        return self.path / self.JOURNALS
+
+    def journal(self, model: str) -> Path:
+        return self.journal_dir / f"{model_stem(model)}.jsonl"
+
+    def results(self, model: str) -> Path:
+        return self.path / f"{model_stem(model)}.parquet"
+
+    # -- what the folder holds -------------------------------------------------------------------------------
+    def has_results(self) -> bool:
+        return self.journal_dir.is_dir() and any(self.journal_dir.glob("*.jsonl"))
+
+    def journals(self) -> dict[str, Path]:
+        """model -> journal path, for every journal in the run with a header naming its model."""
+        from .journal import read_header
+
+        out = {}
+        for path in sorted(self.journal_dir.glob("*.jsonl")):
+            model = (read_header(path) or {}).get("model")
+            if model:
+                out[model] = path
+        return out
+
+    def summaries(self) -> list[dict] | None:
+        """summary.json's list, or None when it is missing or not a list of objects with a model."""
+        try:
+            data = json.loads(self.summary.read_text())
+        except (OSError, ValueError):
+            return None
+        if not isinstance(data, list) or not all(isinstance(s, dict) and isinstance(s.get("model"), str)
+                                                 for s in data):
+            return None
+        return data
+
+    def models(self, first: list[str] | None = None) -> list[str]:
+        """The run's models (those with a journal): `first` in its order, then summary.json's, then by name."""
+        have = self.journals()
+        order = list(first or []) + [s["model"] for s in self.summaries() or []] + sorted(have)
+        seen: set[str] = set()
+        return [m for m in order if m in have and not (m in seen or seen.add(m))]

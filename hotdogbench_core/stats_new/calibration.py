@@ -81,6 +81,12 @@ def _quantile(xs: list[float], q: float) -> float:
     return xs[i] if i + 1 >= len(xs) else xs[i] + (h - i) * (xs[i + 1] - xs[i])
 
 
+def _bin(lo: float, hi: float, members: list[tuple[float, bool]]) -> ReliabilityBin:
+    ps = [p for p, _ in members]
+    mean = min(max(math.fsum(ps) / len(ps), min(ps)), max(ps))  # a rounded mean stays among its members
+    return ReliabilityBin(lo, hi, len(ps), mean, sum(y for _, y in members) / len(ps))
+
+
 def expected_calibration_error(probs: Sequence[float | None], labels: Sequence[bool], bins: int = 10,
                                strategy: str = "uniform") -> Calibration:
     """ECE and the non-empty reliability bins (module docstring); ece None when no photo has a probability."""
@@ -99,8 +105,7 @@ def expected_calibration_error(probs: Sequence[float | None], labels: Sequence[b
     members: list[list[tuple[float, bool]]] = [[] for _ in range(bins)]
     for p, y in pairs:  # the last edge <= p: bins are [lo, hi), the last one closed
         members[min(bins - 1, max(0, bisect.bisect_right(edges, p) - 1))].append((p, y))
-    out = tuple(ReliabilityBin(edges[i], edges[i + 1], len(m), math.fsum(p for p, _ in m) / len(m),
-                               sum(y for _, y in m) / len(m)) for i, m in enumerate(members) if m)
+    out = tuple(_bin(edges[i], edges[i + 1], m) for i, m in enumerate(members) if m)
     ece = math.fsum(b.n * abs(b.mean_p - b.frac_pos) for b in out) / len(pairs)
     return Calibration(min(1.0, ece), len(pairs), out)
 
@@ -121,7 +126,7 @@ def _midranks(xs: Sequence[float]) -> list[float]:
 
 
 def auroc(probs: Sequence[float | None], labels: Sequence[bool]) -> float | None:
-    """P(a hot dog scores above a non-hot dog) + P(tie) / 2: Mann-Whitney U / (n_pos n_neg); None if a class is empty."""
+    """P(a hot dog scores above another photo) + P(tie) / 2 = U / (n_pos n_neg); None when a class is empty."""
     pairs = _pairs(probs, labels)
     n_pos = sum(y for _, y in pairs)
     n_neg = len(pairs) - n_pos

@@ -126,7 +126,7 @@ def test_ece_properties(pl, bins, strategy):
     assert 0.0 <= cal.ece <= 1.0
     assert sum(b.n for b in cal.bins) == len(probs) and len(cal.bins) <= bins
     for b in cal.bins:
-        assert b.lo <= b.mean_p <= b.hi + 1e-12 and 0.0 <= b.frac_pos <= 1.0
+        assert b.lo <= b.mean_p <= b.hi and 0.0 <= b.frac_pos <= 1.0
     assert [b.lo for b in cal.bins] == sorted(b.lo for b in cal.bins)
     brier = brier_score(probs, labels)
     assert 0.0 <= brier <= 1.0

@@ -1,12 +1,11 @@
 """hotdogbench_core.stats_new.power against published values, scipy, a seeded simulation and properties."""
 import functools
-import math
 import statistics
 from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import optimize, stats
 
@@ -144,9 +143,6 @@ def test_simulated_power_at_the_returned_n():
 
 
 # -- properties ---------------------------------------------------------------------------------------------
-props = st.floats(0.0, 1.0, allow_nan=False)
-
-
 @st.composite
 def discordant(draw):
     psi = draw(st.floats(0.01, 1.0))
@@ -245,8 +241,8 @@ def test_proportion_half_width():
 
 
 def test_plain_sentence():
-    assert plain_sentence("A", "B", 1153, 66) == "To tell A from B at this gap you need about 1,200 photos; you have 66."
-    assert plain_sentence("A", "B", 1200, 66) == "To tell A from B at this gap you need about 1,200 photos; you have 66."
+    want = "To tell A from B at this gap you need about 1,200 photos; you have 66."
+    assert plain_sentence("A", "B", 1153, 66) == want and plain_sentence("A", "B", 1200, 66) == want
     assert plain_sentence("A", "B", 23, 66) == ("To tell A from B at this gap you need about 23 photos; you have 66, "
                                                 "which is enough.")
     assert plain_sentence("A", "B", 2_500_000, 66) == ("To tell A from B at this gap you need more than 1,000,000 "

@@ -11,7 +11,7 @@ Methods:
   prints; the interval is kappa +- z SE, clipped to [-1, 1].
 - fleiss_kappa: Fleiss' (1971) kappa for many raters. With equal rating counts per photo it is exactly Fleiss'
   formula. When raters left photos unanswered the counts differ, and the form for missing ratings of Gwet (2014,
-  Handbook of Inter-Rater Reliability, 4th ed., ch. 5; as in his irrCAC fleiss.kappa.raw) is used: the per-photo
+  Handbook of Inter-Rater Reliability, 4th ed.; as in his irrCAC fleiss.kappa.raw) is used: the per-photo
   agreement P_i = sum_c n_ic (n_ic - 1) / (m_i (m_i - 1)) is averaged over the photos, and the chance term is
   P_e = sum_c pi_c^2 with pi_c the mean over the photos of n_ic / m_i. Photos with fewer than two verdicts say
   nothing about agreement and are dropped (Gwet keeps single-verdict photos in pi_c; here they are dropped from

@@ -48,7 +48,7 @@ def test_cohen_sas_proc_freq_example_with_fleiss_cohen_everitt_se():
 
 
 def test_cohen_fleiss_levin_paik_psychiatric_example():
-    # Fleiss, Levin & Paik (2003), Table 18.1: two psychiatrists, 100 patients, three diagnoses (as proportions
+    # Fleiss, Levin & Paik (2003), ch. 18: two psychiatrists, 100 patients, three diagnoses (as proportions
     # .75 .01 .04 / .05 .04 .01 / .00 .00 .10): p_o = .89, p_e = .66, kappa = .23/.34 = 0.676.
     k = cohen_kappa(*expand([[75, 1, 4], [5, 4, 1], [0, 0, 10]]))
     assert k.observed == pytest.approx(0.89) and k.expected == pytest.approx(0.66)

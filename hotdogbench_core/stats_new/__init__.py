@@ -1,0 +1,1 @@
+"""New measures beyond accuracy: agreement, power, calibration and the bootstrap (pure Python)."""

@@ -18,3 +18,12 @@ def test_every_exported_name_resolves_and_nothing_else_is_public():
     public = {n for n in vars(hotdogbench_core) if not n.startswith("_")}
     subpackages = {"errors", "limit", "protocol", "report", "run", "sim", "stats", "store", "ui"}
     assert public - subpackages == EXPECTED - {"__version__"}
+
+
+def test_the_console_script_points_at_the_cli():
+    import importlib.metadata
+
+    from hotdogbench_core.ui.cli import main
+
+    (script,) = [e for e in importlib.metadata.entry_points(group="console_scripts") if e.name == "hotdogbench"]
+    assert script.load() is main

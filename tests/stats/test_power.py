@@ -1,4 +1,4 @@
-"""hotdogbench_core.stats_new.power against published values, scipy, a seeded simulation and properties."""
+"""hotdogbench_core.stats.power against published values, scipy, a seeded simulation and properties."""
 import functools
 import statistics
 from fractions import Fraction
@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import optimize, stats
 
-from hotdogbench_core.stats import mcnemar_exact_p, wilson_interval
-from hotdogbench_core.stats_new import power
-from hotdogbench_core.stats_new.power import (mcnemar_power, mcnemar_sample_size, min_detectable_difference,
+from hotdogbench_core.stats.proportions import mcnemar_exact_p, wilson_interval
+from hotdogbench_core.stats import power
+from hotdogbench_core.stats.power import (mcnemar_power, mcnemar_sample_size, min_detectable_difference,
                                               plain_sentence, proportion_half_width)
 
 Z = statistics.NormalDist().inv_cdf

@@ -1,4 +1,4 @@
-"""hotdogbench_core.stats_new.bootstrap: exactness of the cell draws, agreement with row resampling, coverage,
+"""hotdogbench_core.stats.bootstrap: exactness of the cell draws, agreement with row resampling, coverage,
 reproducibility, edge cases and speed."""
 import random
 import statistics
@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from hotdogbench_core.stats import wilson_interval
-from hotdogbench_core.stats_new import bootstrap
-from hotdogbench_core.stats_new.bootstrap import (BootInterval, bootstrap_accuracy, bootstrap_balanced_accuracy,
+from hotdogbench_core.stats.proportions import wilson_interval
+from hotdogbench_core.stats import bootstrap
+from hotdogbench_core.stats.bootstrap import (BootInterval, bootstrap_accuracy, bootstrap_balanced_accuracy,
                                                   bootstrap_cells, bootstrap_interval, bootstrap_paired_difference,
                                                   disagrees)
 

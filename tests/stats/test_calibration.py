@@ -1,4 +1,4 @@
-"""hotdogbench_core.stats_new.calibration against published values, sklearn, brute force and properties."""
+"""hotdogbench_core.stats.calibration against published values, sklearn, brute force and properties."""
 import json
 import math
 
@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 from sklearn.calibration import calibration_curve
 from sklearn.metrics import brier_score_loss, roc_auc_score
 
-from hotdogbench_core.stats_new import calibration
-from hotdogbench_core.stats_new.calibration import (ReliabilityBin, auroc, auroc_interval, brier_score,
+from hotdogbench_core.stats import calibration
+from hotdogbench_core.stats.calibration import (ReliabilityBin, auroc, auroc_interval, brier_score,
                                                     expected_calibration_error, p_true_from_logprobs)
 
 # Hanley & McNeil (1982), Table 1: CT images of 109 patients rated 1 (definitely normal) .. 5 (definitely abnormal)

@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 import statistics
 
-from hotdogbench_core.stats import wilson_interval  # the only use of the existing module (its path will change)
+from .proportions import wilson_interval
 
 _PHI = statistics.NormalDist()
 _TINY = 1e-18  # binomial terms below this are left out of every sum

@@ -1,4 +1,4 @@
-"""hotdogbench_core.stats_new.agreement against published worked values, statsmodels, sklearn and properties."""
+"""hotdogbench_core.stats.agreement against published worked values, statsmodels, sklearn and properties."""
 import math
 import warnings
 
@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats import inter_rater
 
-from hotdogbench_core.stats_new import agreement
-from hotdogbench_core.stats_new.agreement import cohen_kappa, error_overlap, fleiss_kappa
+from hotdogbench_core.stats import agreement
+from hotdogbench_core.stats.agreement import cohen_kappa, error_overlap, fleiss_kappa
 
 
 def expand(table):

@@ -1,1 +1,0 @@
-"""New measures beyond accuracy: agreement, power, calibration and the bootstrap (pure Python)."""

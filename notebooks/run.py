@@ -11,18 +11,20 @@ with app.setup(hide_code=True):
     import marimo as mo
     import polars as pl
 
-    from hotdogbench_core.report import charts
+    from hotdogbench_core import load_run
+    from hotdogbench_core.report import charts, tables
 
     from hotdogbench_core.ui import notebook as nbargs
-    from hotdogbench_core.report import runs as rp
-    from hotdogbench_core.run.estimate import PricingUnavailable, describe_total, estimate_costs, past_tokens, pricing_for
-    from hotdogbench_core.report.html import frame_html, thumb_strip_html
+    from hotdogbench_core.report.estimate import (ESTIMATE, PricingUnavailable, describe_total, estimate_costs,
+                                                  past_tokens, pricing_for)
+    from hotdogbench_core.report.gallery import thumb_strip_html
     from hotdogbench_core.run.keys import find_key, mask
     from hotdogbench_core.errors import describe
     from hotdogbench_core.run.plan import TARGETS, plan_run, run_plan
     from hotdogbench_core.run.session import default_run_name
     from hotdogbench_core.run.settings import RunError
-    from hotdogbench_core.ui.live import REFRESH_S, LiveRun
+    from hotdogbench_core.ui.live import LIVE, REFRESH_S, LiveRun
+    from hotdogbench_core.ui.views import table
     from hotdogbench_core.report.thumbs import preview_ids, thumbnails
 
 
@@ -177,7 +179,7 @@ def _(args, plan, plan_error):
     costs = estimate_costs(plan.models, plan.requests_per_model, _prices, _past)
     mo.vstack([mo.md(f"## 5. Estimated cost\n**{describe_total(costs)}**{_note}. Tokens per photo are guesses "
                      "(a past run's average where there is one); prices from `/v1/models`."),
-               mo.Html(frame_html(costs))])
+               table(costs, ESTIMATE)])
     return
 
 
@@ -194,7 +196,7 @@ def _(plan):
 def live_panel(live):
     """Counters per model and the limit trace so far."""
     _trace = charts.limit_trace(live.trace_frame(), title="In-flight limit (live)")
-    return mo.vstack([mo.Html(frame_html(pl.DataFrame(live.rows()))), _trace])
+    return mo.vstack([table(pl.DataFrame(live.rows()), LIVE), _trace])
 
 
 @app.cell(hide_code=True)
@@ -235,8 +237,8 @@ async def _(args, plan, run_button):
 def _(run_error, run_result):
     mo.stop(run_result is None, mo.callout(mo.md(f"**The run failed:** {run_error}"), kind="danger")
             if run_error else None)
-    run_data = rp.load_run(run_result.run_dir.parent, run_result.run_dir.name)
-    board = rp.leaderboard([run_data])
+    run_data = load_run(run_result.run_dir.parent, run_result.run_dir.name)
+    board = tables.leaderboard([run_data])
     _stopped = mo.callout(mo.md(f"**Stopped early:** {run_result.stopped}. {run_result.hint}"), kind="danger") \
         if run_result.stopped else None
     mo.vstack([x for x in (mo.md(f"## Results: `{run_result.run_dir}`"), _stopped) if x is not None])
@@ -245,14 +247,14 @@ def _(run_error, run_result):
 
 @app.cell(hide_code=True)
 def _(run_data):
-    _heat = charts.accuracy_heatmap(rp.category_accuracy([run_data]))
+    _heat = charts.accuracy_heatmap(tables.category_accuracy([run_data]))
     mo.Html('<div class="hdb-accuracy">' + mo.as_html(_heat).text + "</div>")
     return
 
 
 @app.cell(hide_code=True)
 def _(board, run_data):
-    mo.hstack([charts.cost_vs_accuracy(board), charts.latency_box(rp.latency_frame([run_data]),
+    mo.hstack([charts.cost_vs_accuracy(board), charts.latency_box(tables.latency_frame([run_data]),
                                                                   title="Latency distribution")],
               wrap=True, align="start")
     return

@@ -11,7 +11,7 @@ Methods (each is named in its docstring and in the README's "Statistics" section
   square-and-add of the two Wilson intervals, corrected for their correlation with Newcombe's
   continuity-corrected phi).
 - self_consistency, spread: for --repeats.
-- latency_quantiles, latency_by_in_flight: the latency percentiles the summary uses, and latency under load.
+- latency_quantiles: the latency percentiles the summary uses.
 
 References:
   E. B. Wilson (1927), JASA 22:209-212.
@@ -184,59 +184,6 @@ def latency_quantiles(latencies: Iterable[float]) -> tuple[float, float] | None:
     if not lat:
         return None
     return statistics.median(lat), lat[int(0.95 * (len(lat) - 1))]
-
-
-def _rows(rows_or_frame: Any) -> list[dict]:
-    if hasattr(rows_or_frame, "to_dicts"):  # a polars DataFrame (e.g. pl.read_parquet of a model's file)
-        return rows_or_frame.to_dicts()
-    out = []
-    for r in rows_or_frame:
-        out.append(r if isinstance(r, dict) else {k: getattr(r, k, None)
-                                                  for k in ("latency_s", "error", "in_flight_at_send")})
-    return out
-
-
-def latency_by_in_flight(rows_or_frame: Any, bins: int | Sequence[float] | None = None) -> list[dict]:
-    """Latency against load: rows of {"in_flight_lo", "in_flight_hi", "in_flight_mid", "n", "latency_p50_s",
-    "latency_p95_s"}, one per non-empty bin of in_flight_at_send, in order.
-
-    Input: a results DataFrame (a model's parquet), Result objects, or dicts with latency_s, error and
-    in_flight_at_send. Rows count when they have a latency, no error and an in-flight count: every request,
-    scored or not, of every repeat (each is one observation of latency at a load). Quantiles as in the summary.
-    bins: None, one bin per distinct in-flight count; an int k, k equal-width integer bins from the smallest to
-    the largest count (in_flight_lo..in_flight_hi inclusive); or a sequence of increasing edges e0 < e1 < ... (bins
-    [e_i, e_i+1), the last one closed; counts outside are left out).
-    """
-    pts = [(r["in_flight_at_send"], r["latency_s"]) for r in _rows(rows_or_frame)
-           if r.get("latency_s") is not None and r.get("error") is None and r.get("in_flight_at_send") is not None]
-    if not pts:
-        return []
-    if bins is None:
-        ranges = [(v, v) for v in sorted({x for x, _ in pts})]
-        closed = True
-    elif isinstance(bins, int):
-        if bins < 1:
-            raise ValueError(f"bins must be >= 1, got {bins}")
-        lo, hi = min(x for x, _ in pts), max(x for x, _ in pts)
-        width = max(1, math.ceil((hi - lo + 1) / bins))
-        ranges = [(lo + i * width, lo + (i + 1) * width - 1) for i in range(bins) if lo + i * width <= hi]
-        closed = True
-    else:
-        edges = list(bins)
-        if len(edges) < 2 or any(b <= a for a, b in zip(edges, edges[1:])):
-            raise ValueError("bin edges must be at least two increasing numbers")
-        ranges = list(zip(edges, edges[1:]))
-        closed = False
-    out = []
-    for i, (lo, hi) in enumerate(ranges):
-        last = i == len(ranges) - 1
-        lat = [y for x, y in pts if lo <= x and (x <= hi if closed or last else x < hi)]
-        if not lat:
-            continue
-        p50, p95 = latency_quantiles(lat)
-        out.append({"in_flight_lo": lo, "in_flight_hi": hi, "in_flight_mid": (lo + hi) / 2, "n": len(lat),
-                    "latency_p50_s": round(p50, 3), "latency_p95_s": round(p95, 3)})
-    return out
 
 
 def rounded(interval: Interval | None, digits: int = 4) -> list[float] | None:

@@ -8,6 +8,7 @@ import statistics
 
 from ..store.results import Result
 from . import proportions as stats
+from .metrics import computed
 
 
 def _acc(rs: list[Result]) -> float | None:
@@ -107,6 +108,7 @@ def summarize_statistics(all_results: list[Result], repeats: int = 1) -> dict:
         "accuracy_over_repeats": None,
         "self_consistency_photos": None,  # photos with a verdict in every repeat: self_consistency's denominator
         "cost_usd_all_repeats": round(sum(r.cost_usd or 0 for r in scored), 5),
+        **computed(first),
     }
     if repeats > 1:
         per_photo: dict[int, list] = {}

@@ -9,9 +9,15 @@ from pathlib import Path
 import polars as pl
 
 from ..run.events import Event, LimitChanged, ModelFinished, ModelStarted, PhotoDone
+from ..report.format import Col
 from ..run.runner import ModelRun
 
 REFRESH_S = 0.3  # how often a UI redraws while a run goes on
+# The live table's columns (LiveRun.rows()).
+LIVE = (Col("model", "model", "text"), Col("state", "state", "text"), Col("done", "done", "count"),
+        Col("total", "of", "count"), Col("photos_per_s", "photos/s", "rate"), Col("time_left_s", "time left (s)", "count"),
+        Col("in_flight", "in flight", "count"), Col("limit", "in-flight limit", "count"),
+        Col("throttles", "throttled", "count"), Col("dropped_connections", "dropped connections", "count"))
 
 
 @dataclass

@@ -6,6 +6,7 @@ import pytest
 
 from support.browser import chromium
 from hotdogbench_core.report import runs as rp
+from hotdogbench_core.report.format import fmt
 from hotdogbench_core.ui.cli import main
 from hotdogbench_core.report.html import OFFLINE_NAME, build_offline_report, write_offline_report
 from support.simrun import MODELS, RUN, sim_copy, sim_out  # noqa: F401 (fixtures)
@@ -16,7 +17,7 @@ def test_offline_report_holds_every_model_and_chart(sim_out):
     html = build_offline_report(runs)
     for s in runs[0].summaries:
         assert s["model"] in html
-        assert f"{s['accuracy']:.1%}" in html and f"{s['cost_per_1000_photos_usd']:.3f}" in html
+        assert f"{s['accuracy']:.1%}" in html and fmt(s["cost_per_1000_photos_usd"], "usd") in html
     assert html.count("<svg") >= 6  # accuracy, by category, cost, limit trace, latency, latency vs in flight
     assert "data:image/" in html  # thumbnails inline
     assert "Unscored bonus answers" in html and "built-in simulator" in html

@@ -6,10 +6,11 @@ import time
 import polars as pl
 import pytest
 
-from hotdogbench_core.store.dataset import SAMPLE
+from hotdogbench_core.store.dataset import SAMPLE, file_sha256
 
 from hotdogbench_core.report import charts
 from hotdogbench_core.report import runs as rp
+from hotdogbench_core.report import tables as tb
 from hotdogbench_core.store.results import Result, results_frame
 from support.simrun import MODELS, RUN, make_run, sim_copy, sim_out  # noqa: F401 (fixtures)
 
@@ -30,7 +31,7 @@ def test_list_and_load(sim_out, tmp_path):
     run = rp.load_run(sim_out, RUN)
     assert run.models == MODELS and set(run.frames) == set(MODELS)
     assert all(f.height == 66 for f in run.frames.values())
-    assert run.dataset_sha256 == rp.file_sha256(SAMPLE)
+    assert run.dataset_sha256 == file_sha256(SAMPLE)
     assert [(p["a"], p["b"]) for p in run.pairs] == [(MODELS[0], MODELS[1])]  # pairs.json, read back
     with pytest.raises(rp.RunNotFound, match=f"runs under .*: {RUN}"):
         rp.load_run(sim_out, "nope")
@@ -47,7 +48,7 @@ def test_newest_run_first(tmp_path):
 
 def test_leaderboard_is_the_summaries(sim_out):
     run = rp.load_run(sim_out, RUN)
-    lb = rp.leaderboard([run])
+    lb = tb.leaderboard([run])
     by_model = {s["model"]: s for s in run.summaries}
     assert lb["accuracy"].to_list() == sorted(lb["accuracy"].to_list(), reverse=True)
     for r in lb.iter_rows(named=True):
@@ -62,7 +63,7 @@ def test_leaderboard_is_the_summaries(sim_out):
 
 def test_category_accuracy_and_counts(sim_out):
     run = rp.load_run(sim_out, RUN)
-    cat = rp.category_accuracy([run])
+    cat = tb.category_accuracy([run])
     for s in run.summaries:
         mine = cat.filter(pl.col("model") == s["model"])
         assert dict(zip(mine["category"], mine["accuracy"])) == s["accuracy_by_category"]
@@ -82,16 +83,16 @@ def test_cis_and_providers_used_when_present(sim_copy):
                                       "latency_p50_s": 0.01, "latency_p95_s": 0.02, "cost_usd": 0.001}}
     path.write_text(json.dumps(summaries))
     runs = [rp.load_run(sim_copy, RUN)]
-    lb = rp.leaderboard(runs).filter(pl.col("model") == s["model"]).row(0, named=True)
+    lb = tb.leaderboard(runs).filter(pl.col("model") == s["model"]).row(0, named=True)
     assert (lb["accuracy_lo"], lb["accuracy_hi"], lb["balanced_accuracy_lo"]) == (0.8, 0.95, 0.75)
-    cat = rp.category_accuracy(runs).filter(pl.col("model") == s["model"])
+    cat = tb.category_accuracy(runs).filter(pl.col("model") == s["model"])
     assert cat["lo"].to_list() == [0.5] * cat.height
-    prov = rp.providers_frame(runs)
+    prov = tb.providers_frame(runs)
     assert prov.height == 1 and prov.row(0, named=True)["provider"] == "simulator"
-    extras = rp.extras_frame(runs)
+    extras = tb.extras_frame(runs)
     assert extras["value"].to_list() == ['{"agreement": 0.97}', "0.9123"]
-    assert rp.extras_frame([rp.RunData("x", sim_copy, [{"model": "m/a"}])]).height == 0
-    spec = charts.accuracy_bars(rp.leaderboard(runs)).to_dict()
+    assert tb.extras_frame([rp.RunData("x", sim_copy, [{"model": "m/a"}])]).height == 0
+    spec = charts.accuracy_bars(tb.leaderboard(runs)).to_dict()
     assert any(layer["mark"]["type"] == "rule" for layer in spec["layer"])  # error bars drawn
 
 
@@ -101,19 +102,19 @@ def test_no_error_bars_without_cis(sim_copy):
     for s in summaries:  # as written by a version without intervals
         s.pop("accuracy_ci95", None)
     path.write_text(json.dumps(summaries))
-    spec = charts.accuracy_bars(rp.leaderboard([rp.load_run(sim_copy, RUN)])).to_dict()
+    spec = charts.accuracy_bars(tb.leaderboard([rp.load_run(sim_copy, RUN)])).to_dict()
     assert [layer["mark"]["type"] for layer in spec["layer"]] == ["bar"]
 
 
 def test_traces_and_latency(sim_out):
     run = rp.load_run(sim_out, RUN)
-    trace = rp.trace_frame([run])
+    trace = tb.trace_frame([run])
     for s in run.summaries:
         t = trace.filter(pl.col("model") == s["model"])
         assert t.row(0)[3:] == (0.0, 4)  # starts at the start concurrency
         assert t["t"].max() == pytest.approx(max(s["wall_s"], t["t"][-2]))
         assert t["limit"][-1] == s["concurrency"]["final_limit"]
-    lat = rp.latency_frame([run])
+    lat = tb.latency_frame([run])
     frames = run.frames
     ok = sum(f.filter(pl.col("latency_s").is_not_null() & pl.col("error").is_null()).height for f in frames.values())
     assert lat.height == ok
@@ -124,23 +125,23 @@ def test_latency_binned_by_in_flight():
                  in_flight_at_send=i) for i in range(1, 9)]
     rows.append(dict(id=99, open_images_id=None, category="c", is_hot_dog=True, error="x", latency_s=50.0,
                      in_flight_at_send=8))
-    b = rp.latency_by_in_flight([synthetic(frames={"m/a": frame(rows)})], bins=4)
+    b = tb.latency_by_in_flight([synthetic(frames={"m/a": frame(rows)})], bins=4)
     assert b["in_flight_lo"].to_list() == [1, 3, 5, 7] and b["in_flight_hi"].to_list() == [2, 4, 6, 8]
     assert b["n"].to_list() == [2, 2, 2, 2]  # the errored request is left out
     assert b["p95_s"].to_list() == [2.0, 4.0, 6.0, 8.0]
-    assert rp.latency_by_in_flight([synthetic(frames={"m/a": frame([])})]).height == 0
+    assert tb.latency_by_in_flight([synthetic(frames={"m/a": frame([])})]).height == 0
 
 
 def test_pairs_mirrored():
     pairs = [{"a": "m/a", "b": "m/b", "both_answered": 60, "only_a_right": 5, "only_b_right": 1, "mcnemar_p": 0.2,
               "accuracy_a": 0.9, "accuracy_b": 0.84, "accuracy_diff": 0.06, "accuracy_diff_ci95": [0.01, 0.11]}]
-    df = rp.pairs_frame([synthetic(pairs=pairs)])
+    df = tb.pairs_frame([synthetic(pairs=pairs)])
     fwd, back = df.row(0, named=True), df.row(1, named=True)
     assert (fwd["a"], fwd["b"], fwd["accuracy_diff"], fwd["lo"], fwd["hi"]) == ("m/a", "m/b", 0.06, 0.01, 0.11)
     assert (back["a"], back["b"], back["accuracy_diff"], back["lo"], back["hi"]) == ("m/b", "m/a", -0.06, -0.11,
                                                                                       -0.01)
     assert back["a_only_right"] == 1 and back["mcnemar_p"] == 0.2
-    assert charts.pairs_heatmap(df) is not None and charts.pairs_heatmap(rp.pairs_frame([synthetic()])) is None
+    assert charts.pairs_heatmap(df) is not None and charts.pairs_heatmap(tb.pairs_frame([synthetic()])) is None
 
 
 def _answers(preds, truth=False, cat="taco", scored=True, start_id=1):
@@ -151,7 +152,7 @@ def _answers(preds, truth=False, cat="taco", scored=True, start_id=1):
 def test_gallery_wrong_or_disagreeing_most_missed_first():
     a = frame(_answers([False, True, True, None]))
     b = frame(_answers([False, False, True, False]))
-    rows = rp.gallery_rows([synthetic(frames={"m/a": a, "m/b": b})])
+    rows = tb.gallery_rows([synthetic(frames={"m/a": a, "m/b": b})])
     assert [r["id"] for r in rows] == [3, 2]  # photo 1: both right; photo 4: one right, one silent
     assert rows[0]["wrong"] == ["m/a", "m/b"] and rows[1]["answers"] == {"m/a": True, "m/b": False}
 
@@ -162,17 +163,17 @@ def test_gallery_majority_over_repeats_and_bonus():
         rows += [dict(r, repeat=rep) for r in _answers(preds)]
     bonus = _answers([True], truth=True, cat="magritte", scored=False, start_id=1001)
     run = synthetic(frames={"m/a": frame(rows + bonus)})
-    gallery = rp.gallery_rows([run])
+    gallery = tb.gallery_rows([run])
     assert [(r["id"], r["answers"]["m/a"]) for r in gallery] == [(1, True)]  # 2 of 3 said yes; photo 2: a tie
-    assert rp.bonus_rows([run]) == [{"id": 1001, "category": "magritte", "answers": {"m/a": True}}]
+    assert tb.bonus_rows([run]) == [{"id": 1001, "category": "magritte", "answers": {"m/a": True}}]
 
 
 def test_several_runs_are_labelled_and_other_datasets_left_out_of_the_gallery():
     a = synthetic("r1", frames={"m/a": frame(_answers([True]))})
     b = synthetic("r2", frames={"m/a": frame(_answers([False]))})
     other = synthetic("r3", frames={"m/a": frame(_answers([True]))}, sha="other")
-    assert rp.leaderboard([a, b])["label"].to_list() == ["r1/m/a", "r2/m/a"]
-    rows = rp.gallery_rows([a, b, other])
+    assert tb.leaderboard([a, b])["label"].to_list() == ["r1/m/a", "r2/m/a"]
+    rows = tb.gallery_rows([a, b, other])
     assert rows[0]["answers"] == {"r1/m/a": True, "r2/m/a": False}
 
 
@@ -189,16 +190,16 @@ def test_find_dataset(sim_out, tmp_path):
 
 def test_every_chart_builds_and_skips_empty(sim_out):
     runs = [rp.load_run(sim_out, RUN)]
-    lb = rp.leaderboard(runs)
-    built = [charts.accuracy_heatmap(rp.category_accuracy(runs)), charts.accuracy_bars(lb),
-             charts.cost_vs_accuracy(lb), charts.limit_trace(rp.trace_frame(runs)),
-             charts.latency_box(rp.latency_frame(runs)), charts.latency_vs_in_flight(rp.latency_by_in_flight(runs)),
+    lb = tb.leaderboard(runs)
+    built = [charts.accuracy_heatmap(tb.category_accuracy(runs)), charts.accuracy_bars(lb),
+             charts.cost_vs_accuracy(lb), charts.limit_trace(tb.trace_frame(runs)),
+             charts.latency_box(tb.latency_frame(runs)), charts.latency_vs_in_flight(tb.latency_by_in_flight(runs)),
              charts.category_counts({"hot_dog": 3, "taco": 2})]
     assert all(c is not None and c.to_dict() for c in built)
     empty = [synthetic()]
-    assert charts.accuracy_heatmap(rp.category_accuracy(empty)) is None
-    assert charts.limit_trace(rp.trace_frame(empty)) is None and charts.latency_box(rp.latency_frame(empty)) is None
-    assert charts.cost_vs_accuracy(rp.leaderboard(empty)) is None and charts.category_counts({}) is None
+    assert charts.accuracy_heatmap(tb.category_accuracy(empty)) is None
+    assert charts.limit_trace(tb.trace_frame(empty)) is None and charts.latency_box(tb.latency_frame(empty)) is None
+    assert charts.cost_vs_accuracy(tb.leaderboard(empty)) is None and charts.category_counts({}) is None
 
 
 def test_two_runs_compare(tmp_path):
@@ -206,5 +207,5 @@ def test_two_runs_compare(tmp_path):
     make_run(out, "one", models=["typesafe/jev-1.14"])
     make_run(out, "two", models=["typesafe/jev-1.14"], seed=9)
     runs = rp.load_runs(out, ["one", "two"])
-    assert set(rp.leaderboard(runs)["label"]) == {"one/typesafe/jev-1.14", "two/typesafe/jev-1.14"}
-    assert set(rp.trace_frame(runs)["label"]) == {"one/typesafe/jev-1.14", "two/typesafe/jev-1.14"}
+    assert set(tb.leaderboard(runs)["label"]) == {"one/typesafe/jev-1.14", "two/typesafe/jev-1.14"}
+    assert set(tb.trace_frame(runs)["label"]) == {"one/typesafe/jev-1.14", "two/typesafe/jev-1.14"}

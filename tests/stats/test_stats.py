@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hotdogbench_core.stats.proportions import (balanced_accuracy_interval, latency_by_in_flight, latency_quantiles,
+from hotdogbench_core.stats.proportions import (balanced_accuracy_interval, latency_quantiles,
                                     mcnemar_exact_p, paired_diff_interval, paired_phi, rounded, self_consistency,
                                     spread, wilson_interval, z_for)
 
@@ -234,32 +234,3 @@ def test_latency_quantiles_are_the_summary_s():
     assert latency_quantiles([3.0, 1.0, 2.0]) == (2.0, 2.0)  # p95: sorted[int(0.95 * 2)] = sorted[1]
     lat = [i / 100 for i in range(1, 101)]
     assert latency_quantiles(lat) == (pytest.approx(0.505), 0.95)
-
-
-def test_latency_by_in_flight_bins():
-    rows = [{"in_flight_at_send": k, "latency_s": k / 10, "error": None} for k in range(1, 11)]
-    rows += [{"in_flight_at_send": 3, "latency_s": 9.0, "error": "boom"},  # errors and gaps are left out
-             {"in_flight_at_send": None, "latency_s": 1.0, "error": None},
-             {"in_flight_at_send": 4, "latency_s": None, "error": None}]
-    per_value = latency_by_in_flight(rows)
-    assert [r["in_flight_lo"] for r in per_value] == list(range(1, 11)) and all(r["n"] == 1 for r in per_value)
-    two = latency_by_in_flight(rows, 2)
-    assert [(r["in_flight_lo"], r["in_flight_hi"], r["n"]) for r in two] == [(1, 5, 5), (6, 10, 5)]
-    assert two[0]["latency_p50_s"] == 0.3 and two[0]["latency_p95_s"] == 0.4
-    edges = latency_by_in_flight(rows, [0, 4, 8, 10])
-    assert [(r["in_flight_lo"], r["n"]) for r in edges] == [(0, 3), (4, 4), (8, 3)]  # last bin closed
-    assert latency_by_in_flight([], 4) == []
-    with pytest.raises(ValueError):
-        latency_by_in_flight(rows, [3, 3])
-
-
-def test_latency_by_in_flight_takes_a_frame_and_results():
-    import polars as pl
-
-    from hotdogbench_core.store.results import Result, results_frame
-    rs = [Result(id=i, open_images_id=None, category="c", is_hot_dog=True, latency_s=0.1 * i, in_flight_at_send=i % 3)
-          for i in range(1, 10)]
-    from_results = latency_by_in_flight(rs)
-    from_frame = latency_by_in_flight(results_frame(rs))
-    assert from_results == from_frame and isinstance(results_frame(rs), pl.DataFrame)
-    assert sum(r["n"] for r in from_frame) == 9

@@ -16,8 +16,9 @@ from hotdogbench_core.store.results import Result
 from hotdogbench_core.stats.pairs import compute_pairs, pair_stats, write_pairs
 from hotdogbench_core.store.manifest import finish_manifest, git_info, public_base_url, read_manifest, start_manifest
 from hotdogbench_core.sim.app import SimConfig, Simulator, labels_from_parquet
-from hotdogbench_core.stats.proportions import latency_by_in_flight, mcnemar_exact_p, paired_diff_interval, rounded, \
-    wilson_interval
+from hotdogbench_core.report.runs import RunData
+from hotdogbench_core.report.tables import latency_by_in_flight
+from hotdogbench_core.stats.proportions import mcnemar_exact_p, paired_diff_interval, rounded, wilson_interval
 
 REF_KEYS = ["model", "photos", "answered", "unanswered", "errors", "accuracy", "balanced_accuracy",
             "accuracy_by_category", "false_alarms", "missed_hot_dogs", "wall_s", "photos_per_s", "latency_p50_s",
@@ -195,8 +196,8 @@ def test_two_models_three_repeats_over_http(table, tmp_path):
         # photos_per_s: every request over the wall time (wall_s is rounded to 0.01 s)
         assert 93 / (s["wall_s"] + 0.006) - 0.01 <= s["photos_per_s"] <= 93 / max(s["wall_s"] - 0.006, 1e-3) + 0.01
         # latency under load, from the parquet
-        curve = latency_by_in_flight(f, 4)
-        assert sum(r["n"] for r in curve) == f.filter(pl.col("latency_s").is_not_null() & pl.col("error").is_null()
+        curve = latency_by_in_flight([RunData("r", run_dir, [{"model": "m"}], {"m": f})], 4)
+        assert curve["n"].sum() == f.filter(pl.col("latency_s").is_not_null() & pl.col("error").is_null()
                                                       & pl.col("in_flight_at_send").is_not_null()).height
         assert f["in_flight_at_send"].min() >= 1 and f["limit_at_send"].min() >= 1
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from hotdogbench_core.report.format import fmt
 from hotdogbench_core.ui.notebook import OUT_ENV
 
 REPO = Path(__file__).resolve().parents[2]
@@ -94,7 +95,7 @@ def test_report_notebook_exports_every_model_and_an_offline_copy(exported_run, w
     text = json.dumps(outputs(report.read_text()))
     for s in json.loads((out / "nb" / "summary.json").read_text()):
         assert s["model"] in text and f"{s['accuracy']:.1%}" in text
-        assert f"{s['latency_p50_s']:.3f}" in text and f"{s['cost_per_1000_photos_usd']:.3f}" in text
+        assert f"{s['latency_p50_s']:.3f}" in text and fmt(s["cost_per_1000_photos_usd"], "usd") in text
     assert len(re.findall(r"vnd\.vegalite\.v\d\+json", text)) >= 6  # the charts travel with the export
     assert "vnd.marimo+traceback" not in text
     offline = out / "nb" / "report_offline.html"

@@ -2,7 +2,7 @@
 import polars as pl
 import pytest
 
-from hotdogbench_core.run import estimate as est
+from hotdogbench_core.report import estimate as est
 from hotdogbench_core.sim.app import MODEL_PROFILES, SimConfig, Simulator
 from support.simrun import RUN, sim_out  # noqa: F401 (fixture)
 

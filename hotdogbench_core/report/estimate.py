@@ -12,10 +12,11 @@ import httpx
 import polars as pl
 
 from ..protocol.models import model_spec
+from ..run.settings import DEFAULT_BASE_URL, is_loopback
 from ..sim.app import Simulator
 from ..store.journal import read_journal
 from ..store.rundir import RunDir, list_runs
-from .settings import DEFAULT_BASE_URL, is_loopback
+from .format import Col, schema
 
 PRICE_KEYS = ("prompt", "completion", "image", "request")  # USD per token / image / request, as in /v1/models
 DEFAULT_PROMPT_TOKENS = 1000  # one photo plus the question, order of magnitude for real vision models
@@ -133,6 +134,12 @@ def guess_tokens(model: str, past: dict[str, TokenGuess] | None = None) -> Token
                       "default guess")
 
 
+ESTIMATE = (Col("model", "model", "text"), Col("requests", "requests", "count"),
+            Col("prompt_tokens", "prompt tokens per photo", "rate"),
+            Col("completion_tokens", "completion tokens per photo", "rate"), Col("tokens_from", "tokens from", "text"),
+            Col("usd_per_photo", "USD per photo", "usd"), Col("cost_usd", "estimated cost (USD)", "usd"))
+
+
 def estimate_costs(models: list[str], requests_per_model: int, pricing: dict[str, dict[str, float]],
                    past: dict[str, TokenGuess] | None = None) -> pl.DataFrame:
     """One row per model: the tokens assumed, USD per photo and in all; cost_usd is null where no price is known."""
@@ -145,10 +152,7 @@ def estimate_costs(models: list[str], requests_per_model: int, pricing: dict[str
         rows.append({"model": m, "requests": requests_per_model, "prompt_tokens": round(g.prompt, 1),
                      "completion_tokens": round(g.completion, 1), "tokens_from": g.basis,
                      "usd_per_photo": per, "cost_usd": None if per is None else per * requests_per_model})
-    schema = {"model": pl.String, "requests": pl.Int64, "prompt_tokens": pl.Float64,
-              "completion_tokens": pl.Float64, "tokens_from": pl.String, "usd_per_photo": pl.Float64,
-              "cost_usd": pl.Float64}
-    return pl.DataFrame(rows, schema=schema, orient="row" if not rows else None)
+    return pl.DataFrame(rows, schema=schema(ESTIMATE), orient="row" if not rows else None)
 
 
 def describe_total(costs: pl.DataFrame) -> str:

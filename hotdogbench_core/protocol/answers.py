@@ -9,10 +9,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
-
-if TYPE_CHECKING:
-    from .endpoint import Endpoint
+from typing import Literal, Protocol
 
 # Statuses worth retrying, as in the reference script.
 RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
@@ -59,6 +56,12 @@ class Fatal:
 
 
 Outcome = Answer | Retry | Failed | Fatal
+
+
+class ReadsAnswers(Protocol):
+    """What classify needs of a request kind (protocol.endpoint.Endpoint is one)."""
+
+    def read_answer(self, data: dict, usage: dict, provider: str | None) -> Outcome: ...
 
 
 def parse_retry_after(value: str | None) -> float | None:
@@ -120,7 +123,7 @@ def classify_error(status: int, err, headers: dict) -> Outcome:
     return Failed(error_text(status, err))
 
 
-def classify(status: int, headers: dict, body: bytes, endpoint: "Endpoint") -> Outcome:
+def classify(status: int, headers: dict, body: bytes, endpoint: ReadsAnswers) -> Outcome:
     """Decide what one HTTP response to a request of kind `endpoint` means. `headers` keys are lower-case."""
     if status in RETRY_STATUSES:
         return Retry(str(status), rate_signal(status), parse_retry_after(headers.get("retry-after")))

@@ -152,52 +152,23 @@ class ModelRun:
     # -- the loop ------------------------------------------------------------------------------------------
     async def _schedule(self, client) -> None:
         fresh = self._work()
-        exhausted = False
-        waiting: list[_Pending] = []  # retries, by the time they may be sent
         tasks: set[asyncio.Task] = set()
-        seq = itertools.count()
-        self._waiting, self._seq = waiting, seq
+        self._waiting: list[_Pending] = []  # retries, by the time they may be sent
+        self._seq = itertools.count()
         self._active = 0  # attempts started and not yet finished (the task set lags behind by a callback)
         watchdog = asyncio.create_task(self._watch_deadlines())
         try:
             while self.stop_reason is None:
                 now = time.perf_counter()
-                item = None
-                if waiting and waiting[0].not_before <= now:
-                    item = heapq.heappop(waiting)
-                elif not exhausted:
-                    work = next(fresh, None)
-                    if work is None:
-                        exhausted = True
-                        continue
-                    photo, repeat = work
-                    res = Result(id=photo.id, open_images_id=photo.open_images_id, category=photo.category,
-                                 is_hot_dog=photo.is_hot_dog, scored=photo.scored, repeat=repeat)
-                    item = _Pending(0.0, next(seq), photo, res)
+                item = self._next_due(fresh, now)
                 if item is None:
-                    if not waiting and self._active == 0:
+                    if not self._waiting and self._active == 0:
                         break  # every photo settled
-                    self._wake.clear()
-                    timeout = max(0.0, waiting[0].not_before - now) if waiting else None
-                    try:
-                        await asyncio.wait_for(self._wake.wait(), timeout)
-                    except (asyncio.TimeoutError, TimeoutError):
-                        pass
+                    await self._sleep_until_due(now)
                     continue
-                reserved = 0.0
-                if self.budget is not None:  # before taking a slot: a budget wait must not hold one
-                    decision, reserved = self.budget.reserve(self.model)
-                    if decision == "stop":
-                        self.stop(f"budget: the cap of ${self.budget.max_cost_usd:g} would be passed "
-                                  f"(spent ${self.budget.spent_usd:.4f})")
-                        self.fatal_hint = "raise the budget, then resume the run"
-                        heapq.heappush(waiting, item)
-                        break
-                    if decision == "wait":  # a price probe is out: ask again once it is back
-                        heapq.heappush(waiting, item)
-                        self._wake.clear()
-                        await self._wake.wait()
-                        continue
+                reserved = await self._reserve(item)  # before taking a slot: a budget wait must not hold one
+                if reserved is None:
+                    continue
                 sent_in_flight = await self._acquire_slot()
                 if sent_in_flight is None:
                     if self.budget is not None:
@@ -215,6 +186,43 @@ class ModelRun:
                 t.cancel()
             if tasks:
                 await asyncio.gather(*tasks, return_exceptions=True)
+
+    def _next_due(self, fresh, now: float) -> _Pending | None:
+        """A retry whose time has come, else the next fresh photo; None when nothing is due now."""
+        if self._waiting and self._waiting[0].not_before <= now:
+            return heapq.heappop(self._waiting)
+        for photo, repeat in fresh:  # one photo (an exhausted stream yields none)
+            res = Result(id=photo.id, open_images_id=photo.open_images_id, category=photo.category,
+                         is_hot_dog=photo.is_hot_dog, scored=photo.scored, repeat=repeat)
+            return _Pending(0.0, next(self._seq), photo, res)
+        return None
+
+    async def _sleep_until_due(self, now: float) -> None:
+        """Until an attempt ends, a stop, or the first retry falls due."""
+        self._wake.clear()
+        timeout = max(0.0, self._waiting[0].not_before - now) if self._waiting else None
+        try:
+            await asyncio.wait_for(self._wake.wait(), timeout)
+        except (asyncio.TimeoutError, TimeoutError):
+            pass
+
+    async def _reserve(self, item: _Pending) -> float | None:
+        """The budget reserved for this send (0 without a budget); None if it must wait or the run stops (the
+        item goes back on the queue either way)."""
+        if self.budget is None:
+            return 0.0
+        decision, reserved = self.budget.reserve(self.model)
+        if decision == "go":
+            return reserved
+        heapq.heappush(self._waiting, item)
+        if decision == "stop":
+            self.stop(f"budget: the cap of ${self.budget.max_cost_usd:g} would be passed "
+                      f"(spent ${self.budget.spent_usd:.4f})")
+            self.fatal_hint = "raise the budget, then resume the run"
+        else:  # a price probe is out: ask again once it is back
+            self._wake.clear()
+            await self._wake.wait()
+        return None
 
     async def _acquire_slot(self) -> int | None:
         """A slot under the limit (returns the number in flight with it), or None if the run stops meanwhile.

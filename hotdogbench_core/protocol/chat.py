@@ -45,7 +45,7 @@ class Chat(Endpoint):
     path = "/v1/chat/completions"
     id_prefix = "gen-"
 
-    def body(self, model: str, params: dict, image_url: str) -> dict:
+    def body(self, model: str, params: dict, image_url: str, openrouter: bool = True) -> dict:
         return {
             "model": model,
             "messages": [{"role": "user", "content": [
@@ -54,13 +54,13 @@ class Chat(Endpoint):
             ]}],
             "max_tokens": MAX_TOKENS,
             "response_format": SCHEMA,
-            "usage": {"include": True},
+            **({"usage": {"include": True}} if openrouter else {}),  # OpenRouter's: usage and cost in the answer
             **params,
         }
 
-    def settings(self, params: dict) -> dict:
+    def settings(self, params: dict, openrouter: bool = True) -> dict:
         return {"endpoint": self.path, "question": QUESTION, "max_tokens": MAX_TOKENS, "response_format": SCHEMA,
-                "usage": {"include": True}, **params}
+                **({"usage": {"include": True}} if openrouter else {}), **params}
 
     def read_answer(self, data: dict, usage: dict, provider: str | None) -> Outcome:
         common = dict(prompt_tokens=as_int(usage.get("prompt_tokens")),

@@ -17,11 +17,11 @@ class Decisions(Endpoint):
     path = "/alpha/decisions"
     id_prefix = "gen-dec-"
 
-    def body(self, model: str, params: dict, image_url: str) -> dict:
+    def body(self, model: str, params: dict, image_url: str, openrouter: bool = True) -> dict:
         return {"model": model, "state": ["Photo:", {"type": "image_url", "image_url": {"url": image_url}}],
                 "questions": {QUESTION_ID: {"type": "noul", "instructions": INSTRUCTIONS}}, **params}
 
-    def settings(self, params: dict) -> dict:
+    def settings(self, params: dict, openrouter: bool = True) -> dict:
         return {"endpoint": self.path, "instructions": INSTRUCTIONS, **params}
 
     def read_answer(self, data: dict, usage: dict, provider: str | None) -> Outcome:

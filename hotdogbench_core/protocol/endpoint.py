@@ -48,11 +48,12 @@ class Endpoint:
     path: ClassVar[str]
 
     # -- the client's side ---------------------------------------------------------------------------------
-    def body(self, model: str, params: dict, image_url: str) -> dict:
-        """The request body for one photo (image_url: a data: URL)."""
+    def body(self, model: str, params: dict, image_url: str, openrouter: bool = True) -> dict:
+        """The request body for one photo (image_url: a data: URL); openrouter=False leaves out the parts only
+        OpenRouter understands."""
         raise NotImplementedError
 
-    def settings(self, params: dict) -> dict:
+    def settings(self, params: dict, openrouter: bool = True) -> dict:
         """Everything in the body but the model and the photo: what a resume must match."""
         raise NotImplementedError
 

@@ -46,8 +46,9 @@ def model_spec(model: str) -> ModelSpec:
     return MODELS.get(model, PLAIN)
 
 
-def resolve_models(spec: str | list[str]) -> list[str]:
-    """'all', 'cheap', or comma-separated OpenRouter ids (registry or not) -> ordered unique ids."""
+def resolve_models(spec: str | list[str], *, any_id: bool = False) -> list[str]:
+    """'all', 'cheap', or comma-separated ids (registry or not) -> ordered unique ids. OpenRouter ids are
+    'author/slug'; with any_id (a server that is not OpenRouter: vLLM, Ollama, a gateway) any name is taken."""
     parts = [p.strip() for p in (spec.split(",") if isinstance(spec, str) else spec)]
     ids: list[str] = []
     for p in parts:
@@ -56,7 +57,7 @@ def resolve_models(spec: str | list[str]) -> list[str]:
         if p in PRESETS:
             ids += [m for m in PRESETS[p] if m not in ids]
             continue
-        if "/" not in p:
+        if "/" not in p and not any_id:
             raise UnknownModelError(
                 f"{p!r} is neither a preset ({', '.join(PRESETS)}) nor an OpenRouter id like 'author/slug'")
         if p not in ids:

@@ -1,21 +1,27 @@
 """One model's request: its kind and every byte of its body but the photo's, built once per run and model.
 
-`Request.encode(image)` is json.dumps(body) with the reference's separators, exactly, without scanning the
-base64 text for characters to escape (it has none), so a 100 KB photo costs little.
+Two dialects: "openrouter" (the reference's bodies, byte for byte) and "openai" (any other OpenAI-compatible
+server: the parts only OpenRouter understands, usage.include, provider routing and the reasoning object, are
+left out). `Request.encode(image)` is json.dumps(body) with the reference's separators, exactly, without
+scanning the base64 text for characters to escape (it has none), so a 100 KB photo costs little.
 """
 from __future__ import annotations
 
 import base64
 import json
-from dataclasses import dataclass, field
+import math
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
-from .answers import Outcome, classify
+from .answers import Answer, Outcome, classify
 from .endpoint import Endpoint
 from .endpoints import endpoint
 from .models import model_spec
 
 IMAGE_PLACEHOLDER = "<image bytes, base64>"
+DIALECTS = ("openrouter", "openai")
+OPENROUTER_ONLY = ("provider", "reasoning", "usage", "transforms", "route", "models", "plugins")
+COST_HEADERS = ("x-litellm-response-cost",)  # gateways that report cost beside the body, not in it
 
 
 def image_data_url(image: bytes, mime: str = "image/jpeg") -> str:
@@ -26,27 +32,52 @@ def image_data_url(image: bytes, mime: str = "image/jpeg") -> str:
 _URL_PREFIX = image_data_url(b"")  # "data:image/jpeg;base64,"
 
 
+def header_cost(headers) -> float | None:
+    """USD from a gateway's cost header, when there is one and it is a finite number >= 0."""
+    for name in COST_HEADERS:
+        value = headers.get(name) if headers is not None else None
+        try:
+            cost = float(value) if value is not None else None
+        except (TypeError, ValueError):
+            cost = None
+        if cost is not None and math.isfinite(cost) and cost >= 0:
+            return cost
+    return None
+
+
 @dataclass(frozen=True)
 class Request:
     model: str
     endpoint: Endpoint
     params: dict = field(default_factory=dict)
+    dialect: str = "openrouter"
 
     @property
     def path(self) -> str:
         return self.endpoint.path
 
+    @property
+    def openrouter(self) -> bool:
+        return self.dialect == "openrouter"
+
+    @property
+    def _params(self) -> dict:
+        if self.openrouter:
+            return self.params
+        return {k: v for k, v in self.params.items() if k not in OPENROUTER_ONLY}
+
     def body(self, image: bytes) -> dict:
-        """The request body for one photo: the same for every run of the same model and image."""
-        return self.endpoint.body(self.model, self.params, image_data_url(image))
+        """The request body for one photo: the same for every run of the same model, image and dialect."""
+        return self.endpoint.body(self.model, self._params, image_data_url(image), self.openrouter)
 
     def settings(self) -> dict:
         """Everything in the request except the model and the image: what a resume must match."""
-        return self.endpoint.settings(self.params)
+        out = self.endpoint.settings(self._params, self.openrouter)
+        return out if self.openrouter else {**out, "dialect": self.dialect}
 
     def template(self) -> dict:
         """The exact body sent for every photo, with the image's base64 replaced by a placeholder."""
-        return self.endpoint.body(self.model, self.params, _URL_PREFIX + IMAGE_PLACEHOLDER)
+        return self.endpoint.body(self.model, self._params, _URL_PREFIX + IMAGE_PLACEHOLDER, self.openrouter)
 
     @cached_property
     def _halves(self) -> tuple[bytes, bytes]:
@@ -61,13 +92,20 @@ class Request:
         return b"".join((head, base64.b64encode(image), tail))
 
     def classify(self, status: int, headers, body: bytes) -> Outcome:
-        return classify(status, headers, body, self.endpoint)
+        outcome = classify(status, headers, body, self.endpoint)
+        if isinstance(outcome, Answer) and outcome.cost_usd is None:
+            cost = header_cost(headers)
+            if cost is not None:
+                outcome = replace(outcome, cost_usd=cost)
+        return outcome
 
 
-def request_for(model: str) -> Request:
+def request_for(model: str, dialect: str = "openrouter") -> Request:
     """How `model` is asked: its registry entry, or a plain chat request for any other id."""
+    if dialect not in DIALECTS:
+        raise ValueError(f"unknown dialect {dialect!r} (known: {', '.join(DIALECTS)})")
     spec = model_spec(model)
-    return Request(model, endpoint(spec.endpoint), dict(spec.params))
+    return Request(model, endpoint(spec.endpoint), dict(spec.params), dialect)
 
 
 def body_for(model: str, image: bytes) -> dict:

@@ -7,6 +7,7 @@ from typing import Literal
 from .settings import SettingsError
 
 Decision = Literal["go", "wait", "stop"]
+UNPRICED_ANSWERS = 3  # answers in a row without a cost: the server reports none, the budget cannot be kept
 
 
 class CostBudget:
@@ -22,6 +23,7 @@ class CostBudget:
         self.reserved_usd = 0.0
         self._per_request: dict[str, float] = {}
         self._probes: dict[str, int] = {}
+        self._unpriced: dict[str, int] = {}  # answers in a row that came without a cost, per model
 
     def estimate(self, model: str) -> float | None:
         return self._per_request.get(model)
@@ -41,8 +43,14 @@ class CostBudget:
         self.reserved_usd += est
         return "go", est
 
-    def settle(self, model: str, reserved: float, cost: float | None) -> None:
+    def unenforceable(self, model: str) -> bool:
+        """Have this model's answers come back without a cost often enough to say the server reports none?"""
+        return self._unpriced.get(model, 0) >= UNPRICED_ANSWERS
+
+    def settle(self, model: str, reserved: float, cost: float | None, answered: bool = False) -> None:
         """After a request ends, whatever its outcome: release its reservation and book what it cost."""
+        if answered:
+            self._unpriced[model] = 0 if cost is not None else self._unpriced.get(model, 0) + 1
         if reserved:
             self.reserved_usd = max(0.0, self.reserved_usd - reserved)
         elif self._probes.get(model):

@@ -34,4 +34,11 @@ class ModelFinished:
     summary: dict
 
 
-Event = ModelStarted | PhotoDone | LimitChanged | ModelFinished
+@dataclass(frozen=True)
+class Notice:
+    """Something the user should read before or during the run (a warning), for one model or the whole run."""
+    model: str | None
+    text: str
+
+
+Event = ModelStarted | PhotoDone | LimitChanged | ModelFinished | Notice

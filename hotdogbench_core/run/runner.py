@@ -6,6 +6,7 @@ notebooks. Every photo ends as a journaled result; the parquet and summary files
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import heapq
 import itertools
 import math
@@ -28,6 +29,7 @@ from ..stats.summary import summarize, summarize_statistics
 from ..store.results import Result, write_results_parquet
 from ..store.rundir import RunDir
 from .events import Event, LimitChanged, ModelFinished, ModelStarted, PhotoDone
+from .failfast import FailFast
 from .settings import LIMITERS, RunError, RunSettings
 from .transport import MAX_BODY_BYTES, TRANSPORT_ERRORS, new_client, post
 
@@ -46,12 +48,12 @@ class ModelRun:
 
     def __init__(self, model: str, dataset: Dataset, settings: RunSettings, run_dir: Path, *,
                  resume: bool = False, on_event: Callable[[Event], None] | None = None,
-                 budget: CostBudget | None = None):
+                 budget: CostBudget | None = None, price: dict[str, float] | None = None):
         self.model, self.dataset, self.settings = model, dataset, settings
         self.rundir = run_dir if isinstance(run_dir, RunDir) else RunDir.at(run_dir)
         self.run_dir = self.rundir.path
         self.on_event = on_event
-        self.request: Request = request_for(model)
+        self.request: Request = request_for(model, settings.dialect)
         self.url = settings.base_url + self.request.path
         self.limiter = LIMITERS[settings.limiter](settings.start_concurrency, settings.max_concurrency)
         self.limiter.subscribe(lambda c: self._emit(LimitChanged(model, c)))
@@ -61,7 +63,10 @@ class ModelRun:
         self.total = len(dataset) * self.repeats
         self.done = 0
         self.budget = budget
+        self.price = price  # USD per token / image / request, for answers that come without a cost
         self.stop_reason: str | None = None
+        self.stop_scope = "run"  # "run": the others stop too (a bad key, a budget); "model": this model only
+        self.fail_fast = FailFast(self.url)
         self.fatal_hint = ""
         self._grace_s: float | None = None  # after a stop, how long requests in flight may still take
         self._wake = asyncio.Event()  # an attempt ended, or a stop: the scheduler looks again
@@ -106,11 +111,11 @@ class ModelRun:
             pass
 
     # -- public --------------------------------------------------------------------------------------------
-    def stop(self, reason: str, grace_s: float | None = None) -> None:
+    def stop(self, reason: str, grace_s: float | None = None, scope: str = "run") -> None:
         """Send nothing more. Requests in flight finish and are saved; with grace_s, those still out after that
-        long are abandoned (not journaled, so a resume asks them again)."""
+        long are abandoned (not journaled, so a resume asks them again). scope "model": only this model stops."""
         if self.stop_reason is None:
-            self.stop_reason = reason
+            self.stop_reason, self.stop_scope = reason, scope
         if grace_s is not None:
             self._grace_s = grace_s if self._grace_s is None else min(self._grace_s, grace_s)
         self._wake.set()
@@ -281,7 +286,7 @@ class ModelRun:
         t0 = time.perf_counter()
         self._deadlines[task] = t0 + self.settings.request_timeout
         try:
-            status, resp_headers, data = await post(client, self.url, body, headers)
+            status, resp_headers, data = await post(client, self.url, body, headers, self.settings.body_timeout)
         except TRANSPORT_ERRORS as e:
             # dropped connection, stalled answer, stale keep-alive, refused connection: ask again
             return Retry(type(e).__name__, "transport", 0.0), None
@@ -301,15 +306,20 @@ class ModelRun:
 
     async def _attempt(self, client, item: _Pending, reserved: float = 0.0) -> None:
         try:
-            cost = await self._attempt_once(client, item)
+            answered, cost = await self._attempt_once(client, item)
             if self.budget is not None:
-                self.budget.settle(self.model, reserved, cost)
+                self.budget.settle(self.model, reserved, cost, answered)
+                if self.budget.unenforceable(self.model):
+                    self.stop(f"budget: the answers of {self.model} carry no cost, so the budget of "
+                              f"${self.budget.max_cost_usd:g} cannot be kept")
+                    self.fatal_hint = "give a price table for this server, or run without a budget"
         finally:
             self._active -= 1
             self._wake.set()
 
-    async def _attempt_once(self, client, item: _Pending) -> float | None:
-        """One request for one photo; returns what it cost, where the provider said."""
+    async def _attempt_once(self, client, item: _Pending) -> tuple[bool, float | None]:
+        """One request for one photo; returns (answered?, what it cost, where the provider said or a price
+        table tells)."""
         res = item.result
         sent = res.in_flight_at_send  # set by the scheduler when the slot was taken
         try:
@@ -318,6 +328,11 @@ class ModelRun:
             outcome, latency = Failed(f"internal error: {type(e).__name__}: {str(e)[:200]}"), None
         if latency is not None:
             res.latency_s = latency
+        outcome = self._priced(outcome)
+        give_up = self.fail_fast.see(outcome)
+        if give_up is not None:
+            self.fatal_hint = give_up[1]
+            self.stop(give_up[0], scope="model")
         if isinstance(outcome, Retry):
             await self.limiter.release(outcome.signal, latency, outcome.tag, outcome.retry_after, sent)
             res.retries += (outcome.tag,)
@@ -344,8 +359,20 @@ class ModelRun:
             else:
                 res.error = outcome.error
             self._settle(res)
-            return outcome.cost_usd if isinstance(outcome, Answer) else None
-        return None
+            if isinstance(outcome, Answer):
+                return True, outcome.cost_usd
+        return False, None
+
+    def _priced(self, outcome: Outcome) -> Outcome:
+        """An answer without a cost, priced from the price table (USD per token) when there is one."""
+        if not isinstance(outcome, Answer) or outcome.cost_usd is not None or not self.price:
+            return outcome
+        if outcome.prompt_tokens is None and outcome.completion_tokens is None:
+            return outcome
+        p = self.price
+        cost = ((outcome.prompt_tokens or 0) * p.get("prompt", 0.0) + (outcome.completion_tokens or 0)
+                * p.get("completion", 0.0) + p.get("image", 0.0) + p.get("request", 0.0))
+        return dataclasses.replace(outcome, cost_usd=cost)
 
     def _settle(self, res: Result) -> None:
         # durable first: it counts as done once the journal has handed it to the OS (with the other results of

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,7 +13,8 @@ from ..store.dataset import Dataset
 from ..store.manifest import finish_manifest, model_outcome, start_manifest
 from ..store.rundir import RunDir, write_json
 from .budget import CostBudget
-from .events import Event
+from .events import Event, Notice
+from .preflight import check, fetch_listing
 from .runner import ModelRun
 from .settings import RunSettings
 
@@ -27,6 +29,15 @@ class RunResult:
     summaries: list[dict] = field(default_factory=list)
     stopped: str | None = None  # why the run ended before every photo settled
     hint: str = ""
+    warnings: list[str] = field(default_factory=list)  # said before the run (the preflight's)
+
+
+def _tell(on_event, event) -> None:
+    if on_event is not None:
+        try:
+            on_event(event)
+        except Exception:  # a broken display must not stop a run
+            pass
 
 
 def _write_summaries(rundir: RunDir, summaries: list[dict]) -> None:
@@ -40,9 +51,14 @@ async def run_models(models: list[str], dataset: Dataset, settings: RunSettings,
                      run_name: str | None = None, resume: bool = False,
                      on_event: Callable[[Event], None] | None = None,
                      on_model: Callable[[ModelRun], None] | None = None,
-                     max_cost_usd: float | None = None, parallel: bool = False) -> RunResult:
+                     max_cost_usd: float | None = None, parallel: bool = False,
+                     prices: dict[str, dict[str, float]] | None = None) -> RunResult:
     """Run each model in turn (their timings must not interfere) and write parquet, summary.json and pairs.json
     after each; manifest.json when the session starts and when it ends.
+
+    First a preflight (run/preflight.py) asks the server what it serves: a model that cannot be asked there
+    stops the run before anything is sent; the dialect of the bodies follows the server. prices: USD per
+    token / image / request for models whose server reports no cost (a price table).
 
     parallel: all models at once, each with its own limiter and HTTP client, so the run takes about as long as
     its slowest model; summary.json stays in model order. A model that stops (bad key, no credits) stops the
@@ -50,12 +66,18 @@ async def run_models(models: list[str], dataset: Dataset, settings: RunSettings,
     """
     rundir = RunDir(out, run_name or default_run_name()).create()
     run_dir = rundir.path
+    pre = check(models, settings, await fetch_listing(settings.base_url, settings.api_key), price_table=prices,
+                max_cost_usd=max_cost_usd)
+    settings = dataclasses.replace(settings, api=pre.dialect)
     # Check every model can start (resume rules) before any request is sent.
     budget = CostBudget(max_cost_usd) if max_cost_usd is not None else None
-    runs = [ModelRun(m, dataset, settings, rundir, resume=resume, on_event=on_event, budget=budget) for m in models]
+    runs = [ModelRun(m, dataset, settings, rundir, resume=resume, on_event=on_event, budget=budget,
+                     price=pre.prices.get(m)) for m in models]
+    result = RunResult(run_dir, warnings=list(pre.warnings))
+    for text in pre.warnings:
+        _tell(on_event, Notice(None, text))
     if budget is not None:  # what earlier sessions of this run spent counts too
         budget.spent_usd = sum(r.cost_usd or 0.0 for mr in runs for r in mr.results.values())
-    result = RunResult(run_dir)
     start_manifest(run_dir, dataset, settings, models, limiter=runs[0].limiter if runs else None,
                    extra_settings={"max_cost_usd": max_cost_usd, "parallel_models": parallel})
     if parallel:
@@ -77,7 +99,7 @@ async def _run_sequential(runs: list[ModelRun], result: RunResult, on_model) -> 
         result.summaries.append(summary)
         _write_summaries(rundir, result.summaries)
         write_pairs(rundir.path)
-        if mr.stop_reason:
+        if mr.stop_reason and mr.stop_scope == "run":
             result.stopped, result.hint = f"{mr.model}: {mr.stop_reason}", mr.fatal_hint
             break
 
@@ -91,7 +113,7 @@ async def _run_parallel(runs: list[ModelRun], result: RunResult, on_model) -> No
         done[mr.model] = await mr.run()
         _write_summaries(rundir, [done[r.model] for r in runs if r.model in done])
         write_pairs(rundir.path)
-        if mr.stop_reason and not stopped_first:
+        if mr.stop_reason and mr.stop_scope == "run" and not stopped_first:
             stopped_first.append(mr)
             for other in runs:
                 if other is not mr:

@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 from ..errors import FieldError
 from ..limit.adaptive import AdaptiveLimiter
 from ..limit.aimd import AIMDLimiter
+from ..protocol.request import DIALECTS
 from .keys import find_key
 
 DEFAULT_BASE_URL = "https://openrouter.ai/api"
@@ -24,6 +25,12 @@ class SettingsError(FieldError):
 
 class RunError(RuntimeError):
     """A run cannot start or go on; the message says why and what to do."""
+
+
+def is_openrouter(url: str) -> bool:
+    """Is this base URL OpenRouter's own API?"""
+    host = (urlsplit(url).hostname or "").lower()
+    return host == "openrouter.ai" or host.endswith(".openrouter.ai")
 
 
 def is_loopback(url: str) -> bool:
@@ -44,13 +51,19 @@ class RunSettings:
     repeats: int = 1  # ask each photo this many times (self-consistency)
     seed: int | None = None  # for the back-off jitter
     limiter: str = "adaptive"  # in-flight limit policy: "adaptive" or "reference" (see LIMITERS)
+    # The server's dialect: "openrouter" (the reference's bodies), "openai" (any other OpenAI-compatible server:
+    # no OpenRouter-only body parts), or "auto": OpenRouter's host, or a /v1/models listing shaped like its own.
+    api: str = "auto"
+    # A body still arriving this long after its headers is a stalled attempt (retried), whatever the deadline
+    # of the whole exchange: a verdict is a few hundred bytes, so even a slow server sends it within seconds.
+    body_timeout: float = 10.0
 
     def __post_init__(self):
         for name in ("start_concurrency", "max_concurrency", "max_attempts", "repeats"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
                 raise SettingsError(f"must be a whole number, got {value!r}", name)
-        for name in ("request_timeout", "max_backoff_s"):
+        for name in ("request_timeout", "max_backoff_s", "body_timeout"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
                     or value <= 0:
@@ -64,6 +77,8 @@ class RunSettings:
             raise SettingsError(f"must be at least 1, got {self.repeats}", "repeats")
         if self.max_attempts < 1:
             raise SettingsError(f"must be at least 1, got {self.max_attempts}", "max_attempts")
+        if self.api not in ("auto", *DIALECTS):
+            raise SettingsError(f"must be one of auto, {', '.join(DIALECTS)}, got {self.api!r}", "api")
         if self.limiter not in LIMITERS:
             raise SettingsError(f"must be one of {', '.join(LIMITERS)}, got {self.limiter!r}", "limiter")
         if not isinstance(self.base_url, str) or not self.base_url.startswith(("http://", "https://")):
@@ -74,7 +89,13 @@ class RunSettings:
         """The settings as they may be written down: everything but the key."""
         return {"base_url": self.base_url, "start_concurrency": self.start_concurrency,
                 "max_concurrency": self.max_concurrency, "request_timeout": self.request_timeout,
-                "max_attempts": self.max_attempts, "repeats": self.repeats, "limiter": self.limiter}
+                "max_attempts": self.max_attempts, "repeats": self.repeats, "limiter": self.limiter,
+                "api": self.api, "body_timeout": self.body_timeout}
+
+    @property
+    def dialect(self) -> str:
+        """The dialect bodies are written in ("auto" not yet resolved by a preflight: OpenRouter's, as before)."""
+        return "openrouter" if self.api == "auto" else self.api
 
 
 SETTING_NAMES = tuple(f.name for f in fields(RunSettings))

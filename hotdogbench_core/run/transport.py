@@ -2,6 +2,7 @@
 (with any transport, e.g. a MockTransport) is accepted too."""
 from __future__ import annotations
 
+import asyncio
 import contextlib
 
 import aiohttp
@@ -30,37 +31,48 @@ def new_client(url: str, max_connections: int) -> aiohttp.ClientSession:
                                  cookie_jar=aiohttp.DummyCookieJar(), proxy=proxy, proxy_auth=proxy_auth)
 
 
-async def post(client, url: str, body: bytes, headers: dict) -> tuple[int, object, bytes | None]:
-    """(status, headers, body), body None when over MAX_BODY_BYTES; headers answer .get() case-insensitively."""
+class BodyStalled(TimeoutError):
+    """The headers came, the body did not finish within the body timeout (a stalled or dripping server)."""
+
+
+async def post(client, url: str, body: bytes, headers: dict, body_timeout: float | None = None
+               ) -> tuple[int, object, bytes | None]:
+    """(status, headers, body), body None when over MAX_BODY_BYTES; headers answer .get() case-insensitively.
+    The body must arrive within body_timeout seconds of the headers (else BodyStalled)."""
     if isinstance(client, httpx.AsyncClient):
-        return await _post_httpx(client, url, body, headers)
-    return await _post_aiohttp(client, url, body, headers)
+        return await _post_httpx(client, url, body, headers, body_timeout)
+    return await _post_aiohttp(client, url, body, headers, body_timeout)
 
 
-async def _post_aiohttp(session: aiohttp.ClientSession, url: str, body: bytes, headers: dict):
-    """(status, headers, body or None if over MAX_BODY_BYTES); headers answer .get() case-insensitively."""
+async def _read_capped(chunks_of, body_timeout: float | None) -> bytes | None:
+    """Every chunk of a body, None past MAX_BODY_BYTES; BodyStalled when it takes longer than body_timeout."""
+    chunks, size = [], 0
+    try:
+        async with asyncio.timeout(body_timeout):
+            async for chunk in chunks_of:
+                size += len(chunk)
+                if size > MAX_BODY_BYTES:
+                    return None
+                chunks.append(chunk)
+    except TimeoutError:
+        raise BodyStalled(f"the body was not complete {body_timeout:g} s after the headers") from None
+    return b"".join(chunks)
+
+
+async def _post_aiohttp(session: aiohttp.ClientSession, url: str, body: bytes, headers: dict,
+                        body_timeout: float | None):
     async with session.post(url, data=body, headers=headers) as response:
-        chunks, size = [], 0
-        async for chunk in response.content.iter_any():
-            size += len(chunk)
-            if size > MAX_BODY_BYTES:  # leaving the block closes the connection: the rest is never read
-                return response.status, response.headers, None
-            chunks.append(chunk)
-        return response.status, response.headers, b"".join(chunks)
+        # leaving the block early (too large, stalled) closes the connection: the rest is never read
+        return response.status, response.headers, await _read_capped(response.content.iter_any(), body_timeout)
 
-async def _post_httpx(client: httpx.AsyncClient, url: str, body: bytes, headers: dict):
+async def _post_httpx(client: httpx.AsyncClient, url: str, body: bytes, headers: dict,
+                      body_timeout: float | None):
     request = client.build_request("POST", url, content=body, headers=headers)
     response = await client.send(request, stream=True)
     try:
         if response.is_stream_consumed:  # e.g. a MockTransport's response, read already
             data = response.content
             return response.status_code, response.headers, data if len(data) <= MAX_BODY_BYTES else None
-        chunks, size = [], 0
-        async for chunk in response.aiter_raw():
-            size += len(chunk)
-            if size > MAX_BODY_BYTES:
-                return response.status_code, response.headers, None
-            chunks.append(chunk)
+        return response.status_code, response.headers, await _read_capped(response.aiter_raw(), body_timeout)
     finally:
         await response.aclose()
-    return response.status_code, response.headers, b"".join(chunks)

@@ -109,6 +109,8 @@ def summarize_statistics(all_results: list[Result], repeats: int = 1) -> dict:
         "self_consistency_photos": None,  # photos with a verdict in every repeat: self_consistency's denominator
         "cost_usd_all_repeats": round(sum(r.cost_usd or 0 for r in scored), 5),
         **computed(first),
+        # the first error in photo order (every repeat, unscored rows too): said beside the errors count
+        "first_error": next((r.error for r in sorted(all_results, key=lambda r: r.key) if r.error), None),
     }
     if repeats > 1:
         per_photo: dict[int, list] = {}

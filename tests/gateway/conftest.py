@@ -223,7 +223,9 @@ def litellm_executable() -> Path:
     return executable
 
 
-@pytest.fixture(scope="session")
+# package scope, not session: both are stopped once tests/gateway is done (other tests check that no simulator
+# thread is left running)
+@pytest.fixture(scope="package")
 def upstream_simulator():
     """The project's simulator, in-process, as the gateway's upstream (it checks the gateway's upstream key)."""
     sim = Simulator(SimConfig(seed=0, latency_s=0.01), labels=labels_from_parquet(SAMPLE), api_key=SIM_UPSTREAM_KEY)
@@ -231,9 +233,9 @@ def upstream_simulator():
         yield sim
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def gateway(litellm_executable, upstream_simulator, tmp_path_factory) -> LiteLLMProxy:
-    """One LiteLLM proxy for the whole session (it takes 9-17 s to start), with gateway_config's deployments."""
+    """One LiteLLM proxy for all of tests/gateway (it takes 9-18 s to start), with gateway_config's deployments."""
     with start_litellm(gateway_config(upstream_simulator.base_url), tmp_path_factory.mktemp("litellm"),
                        executable=litellm_executable) as gw:
         print(f"LiteLLM proxy ready in {gw.startup_s:.1f} s at {gw.base_url}", file=sys.stderr)

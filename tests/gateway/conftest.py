@@ -31,7 +31,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from hotdogbench_core.simulator import SimConfig, Simulator, labels_from_parquet
+try:
+    from hotdogbench_core.sim import SimConfig, Simulator, labels_from_parquet
+except ImportError:  # the layout before the package was split into subpackages
+    from hotdogbench_core.simulator import SimConfig, Simulator, labels_from_parquet
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "data" / "sample.parquet"

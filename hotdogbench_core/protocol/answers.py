@@ -102,6 +102,11 @@ def error_text(status: int, err) -> str:
     return f"{status}: {json.dumps(err, default=str)[:ERROR_CHARS]}"
 
 
+def _gateway_refused_key(e: dict) -> bool:
+    """LiteLLM's proxy without a database answers a key it does not know with 400 "No connected db.", not 401."""
+    return e.get("type") == "no_db_connection" or as_str(e.get("message")) == "No connected db."
+
+
 def classify_error(status: int, err, headers: dict) -> Outcome:
     """An error object (or a non-200 body) as an outcome: later, stop, or a final error for this photo."""
     e = as_dict(err)
@@ -112,6 +117,9 @@ def classify_error(status: int, err, headers: dict) -> Outcome:
         if "in_flight" in reason:  # OpenRouter reserves credit per request in flight: wait, then retry
             return Retry("402/in_flight", "rate", parse_retry_after(headers.get("retry-after")) or 2.0)
         return Fatal(error_text(status, err), "out of credits: add credits or lower the maximum concurrency, then resume the run")
+    if _gateway_refused_key(e):
+        return Fatal(error_text(status, err), "the gateway could not check the key (LiteLLM without its database "
+                                              "answers so for a key it does not know): check the key, then resume")
     if status in (401, 403) or code in (401, 403):
         if status == 403 or code == 403:
             # 403 is also OpenRouter's moderation refusal for one input: that settles one photo, not the run

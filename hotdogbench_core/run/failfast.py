@@ -21,12 +21,13 @@ def _status(error: str) -> str:
 
 
 class FailFast:
-    def __init__(self, url: str):
-        self.url = url
+    def __init__(self, url: str, model: str):
+        self.url, self.model = url, model
         self.answered = 0
         self.errors: list[str] = []  # final errors of the first photos
         self.futile = 0  # attempts in a row with nothing but failures
         self.last = ""
+        self.last_text = ""
 
     def see(self, outcome: Outcome) -> tuple[str, str] | None:
         """(why to stop, what to do) once the signs are there, else None."""
@@ -38,7 +39,7 @@ class FailFast:
         self.futile += 1
         if isinstance(outcome, Failed):
             self.errors.append(outcome.error)
-            self.last = _status(outcome.error)
+            self.last, self.last_text = _status(outcome.error), outcome.error
             first = self.errors[:SAME_ERROR_PHOTOS]
             if len(first) == SAME_ERROR_PHOTOS and len({_status(e) for e in first}) == 1 and \
                     len(self.errors) == SAME_ERROR_PHOTOS:
@@ -52,7 +53,8 @@ class FailFast:
         return None
 
     def _hint(self) -> str:
-        if self.last in PATH_ERRORS or self.last.startswith("200/"):
+        about_model = self.model in self.last_text or "model" in self.last_text.lower()
+        if (self.last in PATH_ERRORS or self.last.startswith("200/")) and not about_model:
             return (f"requests go to {self.url}: check the base URL (it is the part before /v1) and that the "
                     f"server offers this endpoint")
         return "check the model id and the key for this server, then resume the run"

@@ -21,7 +21,7 @@ from ..store.rundir import RunDir
 from .events import Event
 from .runner import ModelRun
 from .session import RunResult, default_run_name, run_models
-from .settings import DEFAULT_BASE_URL, SettingsError, build_settings
+from .settings import DEFAULT_BASE_URL, SettingsError, build_settings, is_openrouter
 
 TARGETS = {"openrouter": "OpenRouter", "simulator": "Simulator (no key, no network)",
            "base_url": "Another base URL"}
@@ -74,7 +74,7 @@ def plan_run(*, models: str | list[str], dataset: Dataset | str | Path | None = 
     """Check everything a run needs, cheapest first (the photo table, maybe large, last)."""
     if target not in TARGETS:
         raise FieldError(f"must be one of {', '.join(TARGETS)}, not {target!r}", "target")
-    chosen = resolve_models(models)
+    chosen = resolve_models(models, any_id=target == "base_url" and not is_openrouter(base_url or ""))
     if target == "simulator":
         base_url, api_key = "http://127.0.0.1", SIMULATOR_KEY  # the simulator's port is known once it starts
         sim = sim_config if isinstance(sim_config, SimConfig) else SimConfig.from_dict(sim_config or DEMO_CONFIG)

@@ -17,8 +17,9 @@ from pathlib import Path
 import httpx
 
 from ..errors import FieldError
+from ..protocol.answers import Fatal, classify_error
 from ..protocol.request import request_for
-from .settings import RunSettings, is_openrouter
+from .settings import RunError, RunSettings, is_openrouter
 
 LISTING_TIMEOUT_S = 5.0  # a server that cannot list its models in this long is run without the checks
 PER_MILLION = 1e-6  # price tables are written in USD per million tokens, as providers quote them
@@ -28,6 +29,10 @@ class PreflightError(FieldError):
     """A model (or the budget) that cannot work with this server; nothing was sent."""
 
     field = "models"
+
+
+class KeyRefusedError(RunError):
+    """The server refused the key before anything was sent."""
 
 
 @dataclass(frozen=True)
@@ -55,13 +60,20 @@ def parse_listing(body) -> Listing | None:
 
 
 async def fetch_listing(base_url: str, api_key: str, timeout: float = LISTING_TIMEOUT_S) -> Listing | None:
-    """GET BASE/v1/models (with the key: gateways list only for it); None when it does not answer a listing."""
+    """GET BASE/v1/models (with the key: gateways list only for it); None when it does not answer a listing.
+    A refused key (401, 403, a gateway's "No connected db.") stops the run here, before anything is paid for."""
     try:
-        async with httpx.AsyncClient(timeout=timeout, follow_redirects=True) as client:
+        async with httpx.AsyncClient(timeout=timeout, follow_redirects=True, trust_env=True) as client:
             r = await client.get(base_url + "/v1/models", headers={"Authorization": f"Bearer {api_key}"})
-        return parse_listing(r.json()) if r.status_code == 200 else None
+        body = r.json()
     except (httpx.HTTPError, ValueError, OSError):
         return None
+    outcome = classify_error(r.status_code, body.get("error", body), {}) if r.status_code != 200 and \
+        isinstance(body, dict) else None
+    if isinstance(outcome, Fatal) and "key" in outcome.hint:
+        raise KeyRefusedError(f"the server at {base_url} refused the key (GET /v1/models: {outcome.error[:200]}); nothing "
+                       f"was sent. {outcome.hint}")
+    return parse_listing(body) if r.status_code == 200 else None
 
 
 def listed_prices(listing: Listing | None) -> dict[str, dict[str, float]]:

@@ -66,7 +66,7 @@ class ModelRun:
         self.price = price  # USD per token / image / request, for answers that come without a cost
         self.stop_reason: str | None = None
         self.stop_scope = "run"  # "run": the others stop too (a bad key, a budget); "model": this model only
-        self.fail_fast = FailFast(self.url)
+        self.fail_fast = FailFast(self.url, model)
         self.fatal_hint = ""
         self._grace_s: float | None = None  # after a stop, how long requests in flight may still take
         self._wake = asyncio.Event()  # an attempt ended, or a stop: the scheduler looks again
@@ -407,5 +407,7 @@ class ModelRun:
                                   **self.limiter.stats()}
         if self.stop_reason:
             summary["stopped"] = self.stop_reason
+            if self.fatal_hint:
+                summary["hint"] = self.fatal_hint
         summary.update(summarize_statistics(ordered, self.repeats))
         return summary

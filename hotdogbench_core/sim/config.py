@@ -12,6 +12,7 @@ from typing import Any
 from ..protocol.models import MODELS
 
 RETRY_AFTER_MODES = ("none", "fixed", "exact")
+LISTINGS = ("openrouter", "plain", "none")
 # Fault kinds, in the order a request's single fault draw walks through them.
 FAULTS = ("in_flight_402", "error_5xx", "error_in_200", "drop_connection", "malformed_body", "stall",
           "no_choices", "empty_content")
@@ -35,7 +36,8 @@ _PROFILES: dict[str, dict] = {
     "anthropic/claude-haiku-5.5": {"accuracy": 0.91, "prompt": 0.8e-6, "completion": 4e-6, "image": 1e-5},
 }
 _BASE_PROFILE = {"accuracy": DEFAULT_ACCURACY, "unanswered_rate": 0.0, "prompt": 1e-6, "completion": 4e-6,
-                 "image": 0.0, "request": 0.0, "reasoning": False, "decisions": False}
+                 "image": 0.0, "request": 0.0, "reasoning": False, "decisions": False,
+                 "vision": True, "structured": True}  # listed as taking images / structured outputs
 
 
 def _registry_profile(model: str) -> dict:
@@ -87,6 +89,12 @@ class SimConfig:
     retry_after_s: float = 1.0
     credits_usd: float | None = None  # 402 "Insufficient credits" once stats.spent_usd reaches this
 
+    # --- how OpenRouter-like it is ----------------------------------------------------------------------
+    # GET /v1/models: "openrouter" (entries with architecture, pricing, supported_parameters), "plain" (ids only,
+    # as LiteLLM, vLLM and Ollama list them), or "none" (404, a server without a listing)
+    models_listing: str = "openrouter"
+    report_cost: bool = True  # usage.cost in answers (False: tokens only, as most servers but OpenRouter)
+
     # --- faults: probability per request, drawn from the seeded per-request RNG --------------------------
     error_5xx: float = 0.0  # status chosen from error_5xx_codes, after the latency
     error_5xx_codes: list[int] = field(default_factory=lambda: [500, 502, 503, 524, 529])
@@ -103,6 +111,8 @@ class SimConfig:
         self.validate()
 
     def validate(self) -> None:
+        if self.models_listing not in LISTINGS:
+            raise ValueError(f"models_listing must be one of {LISTINGS}, not {self.models_listing!r}")
         if self.retry_after not in RETRY_AFTER_MODES:
             raise ValueError(f"retry_after must be one of {RETRY_AFTER_MODES}, not {self.retry_after!r}")
         for name in (*FAULTS, "consistency", "fenced_rate"):

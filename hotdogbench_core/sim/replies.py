@@ -79,4 +79,7 @@ class Replies:
 
         def price(prompt: int, completion: int) -> float:
             return prompt * prof["prompt"] + completion * prof["completion"] + prof["image"] + prof["request"]
-        return endpoint.reply(asked, spec, price)
+        resp, cost, answered = endpoint.reply(asked, spec, price)
+        if not cfg.report_cost and isinstance(resp.get("usage"), dict):
+            resp["usage"].pop("cost", None)  # billed all the same (stats.spent_usd), only not said
+        return resp, cost, answered

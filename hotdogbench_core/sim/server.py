@@ -106,16 +106,21 @@ class SimCore:
     def models_body(self) -> dict:
         cfg = self.config
         ids = list(MODEL_PROFILES) + [m for m in cfg.extra_models if m not in MODEL_PROFILES]
+        if cfg.models_listing == "plain":
+            return {"object": "list", "data": [{"id": m, "object": "model", "created": 1767225600,
+                                                "owned_by": "simulator"} for m in ids]}
         data = []
         for m in ids:
             prof = profile_for(cfg, m)
             data.append({
                 "id": m, "name": f"{m} (simulated)", "created": 1767225600, "context_length": 200000,
-                "architecture": {"input_modalities": ["text", "image"], "output_modalities": ["text"],
-                                 "modality": "text+image->text"},
+                "architecture": {"input_modalities": ["text", "image"] if prof.get("vision", True) else ["text"],
+                                 "output_modalities": ["text"], "modality": "text+image->text"},
                 "pricing": {k: format(float(prof[k]), ".12f").rstrip("0").rstrip(".") or "0"
                             for k in ("prompt", "completion", "image", "request")},
-                "supported_parameters": (["max_tokens", "response_format", "structured_outputs"]
+                "supported_parameters": (["max_tokens"]
+                                         + (["response_format", "structured_outputs"] if prof.get("structured", True)
+                                            else [])
                                          + (["reasoning"] if prof["reasoning"] else ["temperature"])),
             })
         return {"data": data}
@@ -157,7 +162,7 @@ class SimCore:
             path = path[4:]
         endpoint = BY_PATH.get(path)
         if endpoint is None:
-            if path == MODELS_PATH and request.method == "GET":
+            if path == MODELS_PATH and request.method == "GET" and self.config.models_listing != "none":
                 return _json(self.models_body())
             return _json(error_body(404, f"Not Found: {request.method} {request.path}"), 404)
         if request.method != "POST":

@@ -11,6 +11,13 @@ from . import proportions as stats
 from .metrics import computed
 
 
+def known_cost(rs: list[Result]) -> float | None:
+    """What the rows cost, summed over those whose cost is known; None when no row's cost is known (a server
+    that reports no cost is not free). With every cost known this is the reference's sum."""
+    costs = [r.cost_usd for r in rs if r.cost_usd is not None]
+    return round(sum(costs), 5) if costs else None
+
+
 def _acc(rs: list[Result]) -> float | None:
     rs = [r for r in rs if r.pred is not None]
     return round(sum(r.pred == r.is_hot_dog for r in rs) / len(rs), 4) if rs else None
@@ -26,7 +33,7 @@ def summarize(model: str, all_results: list[Result], wall: float, *, asked: int 
     results = [r for r in all_results if r.scored]
     answered = [r for r in results if r.pred is not None]
     lat = sorted(r.latency_s for r in results if r.latency_s is not None and r.error is None)
-    cost = sum(r.cost_usd or 0 for r in results)
+    cost = known_cost(results)
     pos = [r for r in answered if r.is_hot_dog]
     neg = [r for r in answered if not r.is_hot_dog]
     tpr = sum(r.pred for r in pos) / len(pos) if pos else None
@@ -47,8 +54,8 @@ def summarize(model: str, all_results: list[Result], wall: float, *, asked: int 
         "photos_per_s": round((len(all_results) if asked is None else asked) / wall, 2) if wall else None,
         "latency_p50_s": round(statistics.median(lat), 3) if lat else None,
         "latency_p95_s": round(lat[int(0.95 * (len(lat) - 1))], 3) if lat else None,
-        "cost_usd": round(cost, 5),
-        "cost_per_1000_photos_usd": round(cost / len(results) * 1000, 3) if results else None,
+        "cost_usd": cost,
+        "cost_per_1000_photos_usd": round(cost / len(results) * 1000, 3) if results and cost is not None else None,
         "prompt_tokens_per_photo": round(sum(r.prompt_tokens or 0 for r in results) / max(1, len(answered)), 1),
         "reasoning_tokens": sum(r.reasoning_tokens or 0 for r in results),
         "requests_retried": sum(1 for r in results if r.retries),
@@ -80,7 +87,7 @@ def _by_provider(results: list[Result]) -> dict:
             "accuracy_ci95": _acc_ci(rs),
             "latency_p50_s": round(q[0], 3) if q else None,
             "latency_p95_s": round(q[1], 3) if q else None,
-            "cost_usd": round(sum(r.cost_usd or 0 for r in rs), 5),
+            "cost_usd": known_cost(rs),
         }
     return out
 
@@ -107,7 +114,7 @@ def summarize_statistics(all_results: list[Result], repeats: int = 1) -> dict:
         "self_consistency": None,  # null with one repeat
         "accuracy_over_repeats": None,
         "self_consistency_photos": None,  # photos with a verdict in every repeat: self_consistency's denominator
-        "cost_usd_all_repeats": round(sum(r.cost_usd or 0 for r in scored), 5),
+        "cost_usd_all_repeats": known_cost(scored),
         **computed(first),
         # the first error in photo order (every repeat, unscored rows too): said beside the errors count
         "first_error": next((r.error for r in sorted(all_results, key=lambda r: r.key) if r.error), None),

@@ -13,6 +13,7 @@ from .._version import __version__
 from ..errors import FieldError, describe
 from ..protocol.models import PRESETS
 from ..run.plan import RunPlan, plan_run, run_plan
+from ..run.preflight import KeyRefusedError
 from ..run.runner import ModelRun
 from ..run.settings import DEFAULT_BASE_URL, LIMITER_POLICIES, RunError
 from ..sim.config import DEMO_CONFIG
@@ -26,7 +27,9 @@ FLAGS = {"models": "--models", "input": "--input", "dataset": "--input", "run_na
          "api_key": "OPENROUTER_API_KEY", "base_url": "--base-url", "start_concurrency": "--start-concurrency",
          "max_concurrency": "--max-concurrency", "request_timeout": "--request-timeout", "repeats": "--repeats",
          "limiter": "--limiter", "max_cost_usd": "--max-cost-usd", "resume": "--resume"}
-EXIT_USAGE, EXIT_STOPPED, EXIT_INTERRUPTED = 2, 3, 130
+# 0: every model answered; 2: a flag or the input is wrong (nothing sent); 3: the run stopped early (the key or the
+# credits refused, the budget reached); 4: the run ended but a model got no answer at all; 130: interrupted.
+EXIT_USAGE, EXIT_STOPPED, EXIT_NO_ANSWER, EXIT_INTERRUPTED = 2, 3, 4, 130
 
 
 def _add_run_flags(p: argparse.ArgumentParser, *, demo: bool = False) -> None:
@@ -135,11 +138,29 @@ async def _run(plan: RunPlan, quiet: bool, command: str) -> int:
     for s in result.summaries:
         print(json.dumps(summary_line(s)), flush=True)
     print(f"wrote {plan.rundir.summary}", flush=True)
+    unanswered = _say_errors(result.summaries)
     if result.stopped:
         hint = result.hint or "finish it with the same command and --resume"
-        print(f"stopped early: {result.stopped}\nhint: {hint}\nfinish with: hotdogbench {command} ... --run {plan.rundir.name} --resume", file=sys.stderr)
+        print(f"stopped early: {result.stopped}\nhint: {hint}\nfinish with: hotdogbench {command} ... "
+              f"--run {plan.rundir.name} --resume", file=sys.stderr)
         return EXIT_INTERRUPTED if "interrupted" in result.stopped else EXIT_STOPPED
-    return 0
+    return EXIT_NO_ANSWER if unanswered else 0
+
+
+def _say_errors(summaries: list[dict]) -> list[str]:
+    """Say, for each model with errors, how many and the first; return the models that got no answer at all."""
+    none = []
+    for s in summaries:
+        if s.get("errors"):
+            print(f"{s['model']}: {s['errors']} of {s['photos']} photos errored; the first: {s.get('first_error')}",
+                  file=sys.stderr)
+        if s.get("stopped") and s.get("hint"):
+            print(f"{s['model']} stopped: {s['stopped']}\nhint: {s['hint']}", file=sys.stderr)
+        if s.get("photos") and not s.get("answered"):
+            none.append(s["model"])
+    if none:
+        print(f"no answer at all from {', '.join(none)}", file=sys.stderr)
+    return none
 
 
 def cmd_run(args) -> int:
@@ -191,6 +212,9 @@ def main(argv: list[str] | None = None) -> int:
                 "simulate": cmd_simulate}
     try:
         return handlers[args.command](args)
+    except KeyRefusedError as e:
+        print(f"hotdogbench: stopped: {e}", file=sys.stderr)
+        return EXIT_STOPPED
     except (FieldError, RunError, ValueError) as e:
         print(f"hotdogbench: error: {describe(e, FLAGS)}", file=sys.stderr)
         return EXIT_USAGE

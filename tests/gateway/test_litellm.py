@@ -1,7 +1,7 @@
 """hotdogbench's real command line against a real OpenAI-compatible gateway: the LiteLLM proxy (see conftest.py).
 
-What works today is asserted plainly. What the gateway issue asks for and does not work yet is marked
-xfail(strict=True): each of those fails today, and the day one passes the mark has to go.
+What works is asserted plainly. What does not work yet is marked xfail(strict=True): each of those fails
+today, and the day one passes the mark has to go.
 """
 from __future__ import annotations
 
@@ -147,38 +147,42 @@ def test_gateway_shapes_hotdogbench_has_to_handle(gateway):
         assert all("pricing" not in m and "architecture" not in m for m in listed.values())
 
 
-# --- what the gateway issue asks for, not there yet ---------------------------------------------------------------
+# --- what the gateway issue asked for -------------------------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="--models refuses an id without a slash ('neither a preset nor an "
-                                       "OpenRouter id'); gateway model names need not have one")
 def test_model_id_without_a_slash(gateway, tmp_path):
     proc, summary, _ = run_cli(gateway, "hotdog-mock", tmp_path)
     assert proc.returncode == 0, explain(proc, gateway)
+    assert summary[0]["model"] == "hotdog-mock"
     assert summary[0]["accuracy"] is not None and summary[0]["errors"] == 0
+    assert summary[0]["answered"] == summary[0]["photos"]
 
 
-@pytest.mark.xfail(strict=True, reason="summary.json writes cost_usd 0 when no response said a cost; LiteLLM puts "
-                                       "cost only in its x-litellm-response-cost header, never in usage")
 def test_unknown_cost_is_null_not_zero(mock_run, gateway):
     proc, summary, _ = mock_run
     assert proc.returncode == 0, explain(proc, gateway)
-    assert summary[0]["cost_usd"] is None
+    assert summary[0]["cost_usd"] is None and summary[0]["cost_per_1000_photos_usd"] is None
 
 
-@pytest.mark.xfail(strict=True, reason="an unknown model id (LiteLLM: 400 invalid_request_error) is tried on every "
-                                       "photo: each gets an error and the run exits 0")
-def test_unknown_model_stops_early_with_nonzero_exit(gateway, tmp_path):
+def test_priced_deployment_cost_comes_from_the_header(gateway, tmp_path):
+    """mock/priced has a price in the gateway's config: LiteLLM says the cost only in x-litellm-response-cost."""
+    proc, summary, rows = run_cli(gateway, "mock/priced", tmp_path)
+    assert proc.returncode == 0, explain(proc, gateway)
+    assert all(r["cost_usd"] == pytest.approx(10 * 1e-6 + 20 * 2e-6) for r in rows)
+    assert summary[0]["cost_usd"] == pytest.approx(round(summary[0]["photos"] * (10 * 1e-6 + 20 * 2e-6), 5))
+
+
+def test_unknown_model_stops_before_anything_is_sent(gateway, tmp_path):
     proc, summary, rows = run_cli(gateway, "mock/nothere", tmp_path)
-    assert proc.returncode != 0, explain(proc, gateway)
-    assert sum(r["error"] is not None for r in rows) <= 8  # at most the first requests in flight
+    assert proc.returncode == 2, explain(proc, gateway)
+    assert "--models: 'mock/nothere' is not among the" in proc.stderr and "mock/hotdog" in proc.stderr  # close match
+    assert rows == [] and summary is None
 
 
-@pytest.mark.xfail(strict=True, reason="a wrong key through LiteLLM without a database is 400 'No connected db.', "
-                                       "not 401: every photo fails and the run exits 0 instead of stopping (3)")
 def test_wrong_key_stops_the_run(gateway, tmp_path):
     proc, _, rows = run_cli(gateway, "mock/hotdog", tmp_path, key="sk-wrong-key")
     assert proc.returncode == 3, explain(proc, gateway)
-    assert sum(r["error"] is not None for r in rows) <= 8
+    assert "refused the key" in proc.stderr and "sk-wrong-key" not in proc.stderr + proc.stdout
+    assert rows == []
 
 
 @pytest.mark.xfail(strict=True, reason="LiteLLM's rpm window lasts to the next clock minute and its 429 carries "

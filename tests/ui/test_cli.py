@@ -70,12 +70,12 @@ def test_demo_runs_offline_and_says_it_is_simulated(tmp_path):
 
 
 @pytest.mark.parametrize("args,expect", [
-    (["--models", "cheapest"], "'cheapest'"),
+    (["--models", "cheapest", "--base-url", "https://openrouter.ai/api"], "--models: 'cheapest' is neither a preset"),
     (["--input", "/nonexistent/x.parquet"], "does not exist"),
     (["--start-concurrency", "0"], "--start-concurrency"),
     (["--max-concurrency", "4", "--start-concurrency", "8"], "--max-concurrency"),
     (["--repeats", "0"], "--repeats"),
-    (["--models", "cheap,noslash"], "--models: 'noslash'"),
+    (["--models", "cheap,noslash", "--base-url", "https://openrouter.ai/api"], "--models: 'noslash'"),
     (["--input", "/nonexistent/x.parquet"], "--input: /nonexistent/x.parquet does not exist"),
     (["--run", "../escape"], "--run: '../escape' must be a plain folder name"),
     (["--run", "/abs/path"], "--run: "),

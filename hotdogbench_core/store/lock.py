@@ -43,6 +43,25 @@ def _holder(fd: int) -> dict | None:
         return None
 
 
+def check_free(path: str | Path) -> None:
+    """RunLockedError if a live process holds the lock at `path` now (a look only: nothing is created)."""
+    path = Path(path)
+    if fcntl is None or not path.is_file():
+        return
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise RunLockedError(path, _holder(fd)) from None
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
 class RunLock:
     """`with RunLock(path):` holds the lock or raises RunLockedError naming the holder."""
 

@@ -1,7 +1,7 @@
 import pytest
 
 from support.tables import jpeg_bytes, make_rows, write_table
-from hotdogbench_core.store.dataset import DatasetError, load_dataset, resolve_input, sniff_image
+from hotdogbench_core.store.dataset import DatasetError, cache_path, load_dataset, resolve_input, sniff_image
 
 
 def test_loads_labels_and_streams_bytes(small_table):
@@ -90,7 +90,7 @@ def test_sniff():
 def test_unreachable_url_says_so_and_points_at_sample(tmp_path):
     with pytest.raises(DatasetError, match="input: could not download.*bundled sample"):
         resolve_input("http://127.0.0.1:9/hotdogbench.parquet", tmp_path / "data", quiet=True)
-    assert not list((tmp_path / "data").glob("*.part"))
+    assert not list((tmp_path / "data").rglob("*.part*"))
 
 
 def test_url_downloaded_once_into_data_dir(tmp_path, small_table):
@@ -115,10 +115,10 @@ def test_url_downloaded_once_into_data_dir(tmp_path, small_table):
         url = f"http://127.0.0.1:{srv.server_port}/{small_table.name}"
         data = tmp_path / "cache"
         ds = load_dataset(url, data, quiet=True)
-        assert ds.path == data / small_table.name and len(ds) == 16
+        assert ds.path == cache_path(url, data) and len(ds) == 16
         assert ds.path.read_bytes() == small_table.read_bytes()
         load_dataset(url, data, quiet=True)
         assert hits == [f"/{small_table.name}"]  # cached: read locally the second time
-        assert not list(data.glob("*.part"))
+        assert not list(data.rglob("*.part*"))
     finally:
         srv.shutdown()

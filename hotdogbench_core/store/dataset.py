@@ -125,6 +125,10 @@ class Dataset:
             if nulls:
                 where = "" if col == "id" else f" (ids {_ids(nulls)})"
                 raise DatasetError(f"{self.path}: column {col} has {len(nulls)} null value(s){where}")
+        wide = [r[0] for r in rows if not -2 ** 63 <= r[0] < 2 ** 63]
+        if wide:  # results are stored as Int64: refuse here, before any request is paid for
+            raise DatasetError(f"{self.path}: column id has {len(wide)} value(s) that do not fit in a signed 64-bit "
+                               f"integer (ids {_ids(wide)}): renumber them")
         seen, dups = set(), []
         for r in rows:
             if r[0] in seen:

@@ -122,3 +122,17 @@ def test_url_downloaded_once_into_data_dir(tmp_path, small_table):
         assert not list(data.rglob("*.part*"))
     finally:
         srv.shutdown()
+
+
+@pytest.mark.parametrize("kind, ids", [("UBIGINT", [1, 2 ** 63, 2 ** 64 - 1]), ("UBIGINT", [2 ** 63 - 1, 2 ** 63])])  # (parquet has no 128-bit ints: duckdb writes HUGEINT as DOUBLE, refused by type)
+def test_ids_that_do_not_fit_in_int64_are_refused_at_load(tmp_path, kind, ids):
+    rows = make_rows(n_per_cat=1, extras=0)[: len(ids)]
+    for r, i in zip(rows, ids):
+        r["id"] = i
+    types = {"id": kind, "image": "BLOB", "is_hot_dog": "BOOLEAN", "category": "VARCHAR"}
+    path = write_table(tmp_path / "wide.parquet", [{k: r[k] for k in types} for r in rows], types=types)
+    wide = [i for i in ids if not -2 ** 63 <= i < 2 ** 63]
+    with pytest.raises(DatasetError) as e:
+        load_dataset(path)
+    assert "column id" in str(e.value) and "signed 64-bit" in str(e.value)
+    assert all(str(i) in str(e.value) for i in wide)

@@ -240,6 +240,7 @@ class Journal:
 
 
 _RESULT_TYPES = {"id": int, "repeat": int, "category": str, "is_hot_dog": bool}
+_KIND_NAMES = {int: "a whole number", str: "a text", bool: "true/false"}
 
 
 def _result(obj: dict, path: Path, n: int) -> Result:
@@ -250,7 +251,7 @@ def _result(obj: dict, path: Path, n: int) -> Result:
         ok = isinstance(v, kind) and (kind is bool or not isinstance(v, bool))
         if not ok:
             raise JournalError(f"{path}: line {n}: a result whose {key} is {json.dumps(v)[:40]}, not "
-                               f"{'true/false' if kind is bool else 'a ' + kind.__name__}{_DAMAGED}")
+                               f"{_KIND_NAMES[kind]}{_DAMAGED}")
     try:
         return Result.from_json(obj)
     except (TypeError, ValueError) as e:

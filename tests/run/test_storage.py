@@ -77,6 +77,8 @@ def test_a_failing_journal_stops_sending_counts_the_loss_and_resume_asks_only_th
         msg = str(e.value)
         assert str(journal) in msg and f"{e.value.unsaved} paid answer(s) could not be saved" in msg
         assert "--resume" in msg and os.strerror(err) in msg
+        print(f"injected {os.strerror(err)}: server answered {answered}, journal holds {len(held)}, "
+              f"{e.value.unsaved} reported unsaved")
         first = asked_per_photo(sim, ds)
 
         disk.full = False  # room again: resume
@@ -173,3 +175,19 @@ def test_an_unwritable_or_impossible_out_is_a_message(tmp_path, table, out, says
                                    "http://127.0.0.1:9", "--out", out, "--run", "r", "--quiet")
     assert code in (2, 4) and says in err, err
     assert "Traceback" not in err
+
+
+def test_a_failing_disk_with_models_run_at_once_stops_them_all_and_counts_every_loss(tmp_path, monkeypatch):
+    monkeypatch.setattr(ModelRun, "SAVE_RETRY_S", 0.2)
+    table = write_table(tmp_path / "photos.parquet", make_rows(n_per_cat=20))
+    ds = load_dataset(table)
+    models = [MODEL, "typesafe/jev-1.14"]
+    FailingDisk(monkeypatch, errno.ENOSPC, after=10)
+    with Simulator(SimConfig(seed=7, latency_s=0.005), labels=labels_from_parquet(table)) as sim:
+        settings = RunSettings(api_key=SECRET, base_url=sim.base_url, start_concurrency=3, max_concurrency=3)
+        with pytest.raises(StorageError) as e:
+            asyncio.run(asyncio.wait_for(run_models(models, ds, settings, out=tmp_path / "out", run_name="p",
+                                                    parallel=True), 60))
+        held = sum(len(read_journal(RunDir(tmp_path / "out", "p").journal(m)).results) for m in models)
+        assert sim.stats.by_status.get(200, 0) == sim.stats.requests == held + e.value.unsaved
+        assert e.value.unsaved <= 6 and held < 2 * len(ds)

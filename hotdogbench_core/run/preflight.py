@@ -18,7 +18,8 @@ import httpx
 
 from ..errors import FieldError
 from ..protocol.request import request_for
-from .settings import RunSettings, is_openrouter
+from ..store.redact import public_url
+from .settings import RunSettings, is_openrouter, url_with_path
 
 LISTING_TIMEOUT_S = 5.0  # a server that cannot list its models in this long is run without the checks
 PER_MILLION = 1e-6  # price tables are written in USD per million tokens, as providers quote them
@@ -58,7 +59,7 @@ async def fetch_listing(base_url: str, api_key: str, timeout: float = LISTING_TI
     """GET BASE/v1/models (with the key: gateways list only for it); None when it does not answer a listing."""
     try:
         async with httpx.AsyncClient(timeout=timeout, follow_redirects=True) as client:
-            r = await client.get(base_url + "/v1/models", headers={"Authorization": f"Bearer {api_key}"})
+            r = await client.get(url_with_path(base_url, "/v1/models"), headers={"Authorization": f"Bearer {api_key}"})
         return parse_listing(r.json()) if r.status_code == 200 else None
     except (httpx.HTTPError, ValueError, OSError):
         return None
@@ -135,7 +136,7 @@ def check(models: list[str], settings: RunSettings, listing: Listing | None, *,
         dialect = "openrouter" if is_openrouter(settings.base_url) or (listing and listing.shaped) else "openai"
     pre = Preflight(dialect, listing, {**listed_prices(listing), **(price_table or {})})
     if listing is None:
-        pre.warnings.append(f"{settings.base_url}/v1/models did not answer a model listing: the models are not "
+        pre.warnings.append(f"{public_url(settings.base_url)}/v1/models did not answer a model listing: the models are not "
                             f"checked before the run")
     else:
         problems = [(m, p) for m in models if (p := _problem(m, listing, dialect))]
@@ -143,11 +144,11 @@ def check(models: list[str], settings: RunSettings, listing: Listing | None, *,
         pre.warnings += [f"{p} (the listing has wildcards: asked anyway)" for m, p in problems
                          if listing.partial and m not in listing.entries]
         if stop:
-            raise PreflightError("; ".join(stop) + f" (from {settings.base_url}/v1/models; nothing was sent)")
+            raise PreflightError("; ".join(stop) + f" (from {public_url(settings.base_url)}/v1/models; nothing was sent)")
     if max_cost_usd is not None and dialect != "openrouter":
         unpriced = [m for m in models if m not in pre.prices]
         if unpriced:
-            raise PreflightError(f"the server at {settings.base_url} may report no cost, and no price is known for "
+            raise PreflightError(f"the server at {public_url(settings.base_url)} may report no cost, and no price is known for "
                                  f"{', '.join(unpriced)}: give a price table, or run without a budget",
                                  "max_cost_usd")
     return pre

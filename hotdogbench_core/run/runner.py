@@ -25,7 +25,7 @@ from ..store.dataset import Dataset, Photo
 from .gc_tuning import tuned_for_run
 from ..errors import StorageError
 from ..store.journal import Journal, read_journal
-from ..store.redact import Redactor
+from ..store.redact import Redactor, public_url
 from ..protocol.request import Request, request_for
 from ..stats.summary import summarize, summarize_statistics
 from ..store.results import Result, write_results_parquet
@@ -70,7 +70,7 @@ class ModelRun:
         self.price = price  # USD per token / image / request, for answers that come without a cost
         self.stop_reason: str | None = None
         self.stop_scope = "run"  # "run": the others stop too (a bad key, a budget); "model": this model only
-        self.fail_fast = FailFast(self.url)
+        self.fail_fast = FailFast(public_url(self.url))  # its hint names the URL: never a query token
         self.fatal_hint = ""
         self._grace_s: float | None = None  # after a stop, how long requests in flight may still take
         self._wake = asyncio.Event()  # an attempt ended, or a stop: the scheduler looks again

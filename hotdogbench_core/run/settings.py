@@ -85,8 +85,7 @@ class RunSettings:
 
     def url_for(self, path: str) -> str:
         """base_url with `path` appended to its path (a query, e.g. ?token=..., stays at the end)."""
-        parts = urlsplit(self.base_url)
-        return urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/") + path, parts.query, ""))
+        return url_with_path(self.base_url, path)
 
     def public(self) -> dict:
         """The settings as they may be written down: everything but the key."""
@@ -99,6 +98,12 @@ class RunSettings:
     def dialect(self) -> str:
         """The dialect bodies are written in ("auto" not yet resolved by a preflight: OpenRouter's, as before)."""
         return "openrouter" if self.api == "auto" else self.api
+
+
+def url_with_path(base_url: str, path: str) -> str:
+    """`path` appended to the URL's path; its query (e.g. ?token=...) stays at the end."""
+    parts = urlsplit(base_url)
+    return urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/") + path, parts.query, ""))
 
 
 def _scheme(url) -> str:

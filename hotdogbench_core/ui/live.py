@@ -81,7 +81,7 @@ class LiveRun:
 
     def on_event(self, event: Event) -> None:
         if isinstance(event, Notice):
-            self.notices.append(f"{event.model}: {event.text}")
+            self.notices.append(f"{event.model}: {event.text}" if event.model else event.text)
             return
         live = self.models.setdefault(event.model, ModelLive(event.model, 0))
         if isinstance(event, ModelStarted):

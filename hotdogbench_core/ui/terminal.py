@@ -30,7 +30,7 @@ class TerminalDisplay:
 
     def on_event(self, event: Event) -> None:
         if isinstance(event, Notice):  # shown even with --quiet
-            print(f"warning: {event.model}: {event.text}", file=sys.stderr, flush=True)
+            print(f"warning: {event.model + ': ' if event.model else ''}{event.text}", file=sys.stderr, flush=True)
             return
         if self.quiet:
             return
@@ -61,7 +61,7 @@ class ParallelDisplay:
 
     def on_event(self, event: Event) -> None:
         if isinstance(event, Notice):
-            print(f"warning: {event.model}: {event.text}", file=sys.stderr, flush=True)
+            print(f"warning: {event.model + ': ' if event.model else ''}{event.text}", file=sys.stderr, flush=True)
             return
         if self.quiet or not isinstance(event, (ModelStarted, PhotoDone)):
             return

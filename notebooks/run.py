@@ -23,6 +23,7 @@ with app.setup(hide_code=True):
     from hotdogbench_core.run.plan import TARGETS, plan_run, run_plan
     from hotdogbench_core.run.session import default_run_name
     from hotdogbench_core.run.settings import RunError
+    from hotdogbench_core.store.redact import Redactor
     from hotdogbench_core.ui.live import LIVE, REFRESH_S, LiveRun
     from hotdogbench_core.ui.views import table
     from hotdogbench_core.report.thumbs import preview_ids, thumbnails
@@ -228,8 +229,8 @@ async def _(args, plan, run_button):
         _stack.close()
     try:
         run_result, run_error = _task.result(), None
-    except (RunError, ValueError, OSError) as _e:
-        run_result, run_error = None, str(_e)
+    except (RunError, ValueError, OSError) as _e:  # OSError: the path and what to do; never the key
+        run_result, run_error = None, Redactor.for_settings(plan.settings).text(describe(_e, nbargs.FIELD_LABELS))
     return run_error, run_result
 
 

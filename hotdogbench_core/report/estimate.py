@@ -12,9 +12,10 @@ import httpx
 import polars as pl
 
 from ..protocol.models import model_spec
-from ..run.settings import DEFAULT_BASE_URL, is_loopback
+from ..run.settings import DEFAULT_BASE_URL, is_loopback, url_with_path
 from ..sim.app import Simulator
 from ..store.journal import read_journal
+from ..store.redact import public_url
 from ..store.rundir import RunDir, list_runs
 from .format import Col, schema
 
@@ -55,11 +56,11 @@ def fetch_pricing(base_url: str, *, timeout: float = 5.0, use_cache: bool = True
     if use_cache and base in _CACHE:
         return _CACHE[base]
     try:
-        r = httpx.get(base + "/v1/models", timeout=timeout, follow_redirects=True)
+        r = httpx.get(url_with_path(base, "/v1/models"), timeout=timeout, follow_redirects=True)
         r.raise_for_status()
         prices = parse_pricing(r.json())
     except (httpx.HTTPError, ValueError, OSError) as e:
-        raise PricingUnavailable(f"no prices from {base}/v1/models ({type(e).__name__})") from None
+        raise PricingUnavailable(f"no prices from {public_url(base)}/v1/models ({type(e).__name__})") from None
     _CACHE[base] = prices
     return prices
 

@@ -81,7 +81,8 @@ def find_dataset(run: RunData, candidates: list[str | Path], explicit: str | Pat
 
 
 def dataset_candidates(data_dir: str | Path = "data") -> list[Path]:
-    """Where photo tables usually are: the bundled sample, then parquet files in ./data."""
+    """Where photo tables usually are: the bundled sample, then parquet files in ./data (uploads, downloads)."""
     d = Path(data_dir)
-    local = sorted(d.glob("*.parquet")) + sorted(d.glob("uploads/*.parquet")) if d.is_dir() else []
+    local = sorted(d.glob("*.parquet")) + sorted(d.glob("uploads/*.parquet")) + sorted(d.glob("downloads/*.parquet")) \
+        if d.is_dir() else []
     return [SAMPLE] + [p for p in local if p.resolve() != SAMPLE.resolve()]

@@ -17,6 +17,8 @@ from ..protocol.models import resolve_models
 from ..sim.app import Simulator, labels_from_parquet
 from ..sim.config import DEMO_CONFIG, SimConfig
 from ..store.dataset import Dataset, load_dataset
+from ..store.lock import check_free
+from ..store.redact import public_url
 from ..store.rundir import RunDir
 from .events import Event
 from .runner import ModelRun
@@ -55,7 +57,7 @@ class RunPlan:
         return len(self.dataset) * self.settings.repeats
 
     def endpoint(self) -> str:
-        return "the built-in simulator" if self.target == "simulator" else self.settings.base_url
+        return "the built-in simulator" if self.target == "simulator" else public_url(self.settings.base_url)
 
 
 def _budget(value) -> float | None:
@@ -86,7 +88,8 @@ def plan_run(*, models: str | list[str], dataset: Dataset | str | Path | None = 
         base_url, sim = DEFAULT_BASE_URL, None
     run_settings = build_settings(api_key=api_key, base_url=base_url, **settings)
     budget = _budget(max_cost_usd)
-    rundir = RunDir(out, run_name or default_run_name())
+    rundir = RunDir(out, run_name or default_run_name()).check_place()
+    check_free(rundir.lock)  # a run in progress there: say who runs it (before "already holds results")
     if not resume:
         held = [m for m in chosen if rundir.journal(m).is_file()]
         if held:

@@ -19,7 +19,8 @@ import httpx
 from ..errors import FieldError
 from ..protocol.answers import Fatal, classify_error
 from ..protocol.request import request_for
-from .settings import RunError, RunSettings, is_openrouter
+from ..store.redact import public_url
+from .settings import RunError, RunSettings, is_openrouter, url_with_path
 
 LISTING_TIMEOUT_S = 5.0  # a server that cannot list its models in this long is run without the checks
 PER_MILLION = 1e-6  # price tables are written in USD per million tokens, as providers quote them
@@ -64,14 +65,14 @@ async def fetch_listing(base_url: str, api_key: str, timeout: float = LISTING_TI
     A refused key (401, 403, a gateway's "No connected db.") stops the run here, before anything is paid for."""
     try:
         async with httpx.AsyncClient(timeout=timeout, follow_redirects=True, trust_env=True) as client:
-            r = await client.get(base_url + "/v1/models", headers={"Authorization": f"Bearer {api_key}"})
+            r = await client.get(url_with_path(base_url, "/v1/models"), headers={"Authorization": f"Bearer {api_key}"})
         body = r.json()
     except (httpx.HTTPError, ValueError, OSError):
         return None
     outcome = classify_error(r.status_code, body.get("error", body), {}) if r.status_code != 200 and \
         isinstance(body, dict) else None
     if isinstance(outcome, Fatal) and "key" in outcome.hint:
-        raise KeyRefusedError(f"the server at {base_url} refused the key (GET /v1/models: {outcome.error[:200]}); nothing "
+        raise KeyRefusedError(f"the server at {public_url(base_url)} refused the key (GET /v1/models: {outcome.error[:200]}); nothing "
                        f"was sent. {outcome.hint}")
     return parse_listing(body) if r.status_code == 200 else None
 
@@ -147,7 +148,7 @@ def check(models: list[str], settings: RunSettings, listing: Listing | None, *,
         dialect = "openrouter" if is_openrouter(settings.base_url) or (listing and listing.shaped) else "openai"
     pre = Preflight(dialect, listing, {**listed_prices(listing), **(price_table or {})})
     if listing is None:
-        pre.warnings.append(f"{settings.base_url}/v1/models did not answer a model listing: the models are not "
+        pre.warnings.append(f"{public_url(settings.base_url)}/v1/models did not answer a model listing: the models are not "
                             f"checked before the run")
     else:
         problems = [(m, p) for m in models if (p := _problem(m, listing, dialect))]
@@ -155,11 +156,11 @@ def check(models: list[str], settings: RunSettings, listing: Listing | None, *,
         pre.warnings += [f"{p} (the listing has wildcards: asked anyway)" for m, p in problems
                          if listing.partial and m not in listing.entries]
         if stop:
-            raise PreflightError("; ".join(stop) + f" (from {settings.base_url}/v1/models; nothing was sent)")
+            raise PreflightError("; ".join(stop) + f" (from {public_url(settings.base_url)}/v1/models; nothing was sent)")
     if max_cost_usd is not None and dialect != "openrouter":
         unpriced = [m for m in models if m not in pre.prices]
         if unpriced:
-            raise PreflightError(f"the server at {settings.base_url} may report no cost, and no price is known for "
+            raise PreflightError(f"the server at {public_url(settings.base_url)} may report no cost, and no price is known for "
                                  f"{', '.join(unpriced)}: give a price table, or run without a budget",
                                  "max_cost_usd")
     return pre

@@ -23,12 +23,14 @@ from ..protocol.answers import Answer, Failed, Fatal, Outcome, Retry
 from .budget import CostBudget
 from ..store.dataset import Dataset, Photo
 from .gc_tuning import tuned_for_run
+from ..errors import StorageError
 from ..store.journal import Journal, read_journal
+from ..store.redact import Redactor, public_url
 from ..protocol.request import Request, request_for
 from ..stats.summary import summarize, summarize_statistics
 from ..store.results import Result, write_results_parquet
 from ..store.rundir import RunDir
-from .events import Event, LimitChanged, ModelFinished, ModelStarted, PhotoDone
+from .events import Event, LimitChanged, ModelFinished, ModelStarted, Notice, PhotoDone
 from .failfast import FailFast
 from .settings import LIMITERS, RunError, RunSettings
 from .transport import MAX_BODY_BYTES, TRANSPORT_ERRORS, new_client, post
@@ -45,6 +47,7 @@ class ModelRun:
     """One model over one dataset: live counters for a UI to poll, and the loop that does the work."""
 
     GATE_RECHECK_S = 0.1  # while the pacer holds a send back, the gate is looked at again at least this often
+    SAVE_RETRY_S = 3.0  # after a journal write failed and the requests in flight came back: how long to retry it
 
     def __init__(self, model: str, dataset: Dataset, settings: RunSettings, run_dir: Path, *,
                  resume: bool = False, on_event: Callable[[Event], None] | None = None,
@@ -54,7 +57,8 @@ class ModelRun:
         self.run_dir = self.rundir.path
         self.on_event = on_event
         self.request: Request = request_for(model, settings.dialect)
-        self.url = settings.base_url + self.request.path
+        self.url = settings.url_for(self.request.path)
+        self.redactor = Redactor.for_settings(settings)  # the key and URL credentials out of every stored text
         self.limiter = LIMITERS[settings.limiter](settings.start_concurrency, settings.max_concurrency)
         self.limiter.subscribe(lambda c: self._emit(LimitChanged(model, c)))
         self.rng = random.Random(settings.seed)
@@ -66,7 +70,7 @@ class ModelRun:
         self.price = price  # USD per token / image / request, for answers that come without a cost
         self.stop_reason: str | None = None
         self.stop_scope = "run"  # "run": the others stop too (a bad key, a budget); "model": this model only
-        self.fail_fast = FailFast(self.url, model)
+        self.fail_fast = FailFast(public_url(self.url), model)  # its hint names the URL: never a query token
         self.fatal_hint = ""
         self._grace_s: float | None = None  # after a stop, how long requests in flight may still take
         self._wake = asyncio.Event()  # an attempt ended, or a stop: the scheduler looks again
@@ -76,6 +80,7 @@ class ModelRun:
         self.wall_s = 0.0
         self.previous_wall_s = 0.0
         self._journal_path = self.rundir.journal(model)
+        self._notices: list[str] = []
         self._prepare(resume)
 
     # -- journal and resume -------------------------------------------------------------------------------
@@ -85,6 +90,9 @@ class ModelRun:
 
     def _prepare(self, resume: bool) -> None:
         state = read_journal(self._journal_path)
+        if state.skipped:
+            self._notices.append(f"{self._journal_path}: skipped line(s) {', '.join(map(str, state.skipped[:10]))} "
+                                 f"of a kind this version does not write (they hold no result)")
         if state.header is None and not state.results:
             self._todo = None  # everything
             return
@@ -131,18 +139,32 @@ class ModelRun:
         """Ask every photo still to ask. `client`: an aiohttp session or an httpx.AsyncClient (any transport);
         by default the run opens its own aiohttp session and closes it at the end."""
         self._emit(ModelStarted(self.model, self.total, self.done))
+        # an OSError here (read-only, no such folder) comes before anything is sent
+        self._journal = Journal(self._journal_path, redact=self.redactor.bytes if self.redactor else None,
+                                on_failure=self._journal_failed)
+        if self._journal.torn is not None:
+            self._notices.append(f"{self._journal_path}: its last line was unfinished (a process stopped mid-write): "
+                                 f"its {self._journal.torn.nbytes} bytes were cut off and saved as "
+                                 f"{self._journal.torn.saved_to.name}; that photo is asked again")
+        for text in self._notices:
+            self._emit(Notice(self.model, text))
         own_client = client is None
         if own_client:
             client = self.new_client()
-        self._journal = Journal(self._journal_path)
         try:
-            if self._journal_path.stat().st_size == 0:
-                self._journal.header(**self._header())
-            self._journal.start()
-            self.started_at = time.perf_counter()
-            self.limiter.restart_clock()
-            with tuned_for_run():  # the cycle collector cost a fifth of the runner's time at speed
-                await self._schedule(client)
+            try:
+                if self._journal.size == 0:
+                    self._journal.header(**self._header())
+                self._journal.start()
+            except OSError:
+                pass  # journal.error holds it; nothing was sent
+            else:
+                self.started_at = time.perf_counter()
+                self.limiter.restart_clock()
+                with tuned_for_run():  # the cycle collector cost a fifth of the runner's time at speed
+                    await self._schedule(client)
+                if self._journal.unsaved:  # the disk may have room again: answers in memory are paid for
+                    await self._journal.retry(self.SAVE_RETRY_S)
         finally:
             self.wall_s = time.perf_counter() - (self.started_at or time.perf_counter())
             self._journal.session(wall_s=round(self.wall_s, 3), stop_reason=self.stop_reason,
@@ -150,9 +172,28 @@ class ModelRun:
             self._journal.close()
             if own_client:
                 await client.close()
-        summary = self.write_outputs()
+        if self._journal.error is not None:
+            error = self._journal.error
+            try:
+                self.write_outputs()  # what the journal holds, if the disk takes it
+            except OSError:
+                pass
+            raise StorageError(self._journal_path, error.strerror or str(error), unsaved=self._journal.unsaved,
+                               saved=self.done, run_dir=self.run_dir)
+        try:
+            summary = self.write_outputs()
+        except OSError as e:
+            raise StorageError(e.filename or self.run_dir, e.strerror or str(e), saved=self.done, run_dir=self.run_dir,
+                               detail="; the journal is whole, so a resume rebuilds the files without asking "
+                                      "anything again") from None
         self._emit(ModelFinished(self.model, summary))
         return summary
+
+    def _journal_failed(self, error: OSError) -> None:
+        """A journal write failed: send nothing more (nothing more would be saved); what is in flight comes back
+        and is kept in memory while the journal tries again."""
+        self.stop(f"cannot save answers to {self._journal_path}: {error.strerror or error}")
+        self.fatal_hint = "free space on that disk (or make it writable), then resume the run"
 
     # -- the loop ------------------------------------------------------------------------------------------
     async def _schedule(self, client) -> None:
@@ -302,7 +343,9 @@ class ModelRun:
         if data is None:
             return Failed(f"{status}: response body over {MAX_BODY_BYTES} bytes"), None
         latency = time.perf_counter() - t0
-        return self.request.classify(status, resp_headers, data), latency
+        # secrets out before the body is read: a server that echoes the key must not get it journaled, and a cut
+        # at a length limit must not keep half of it
+        return self.request.classify(status, resp_headers, self.redactor.bytes(data)), latency
 
     async def _attempt(self, client, item: _Pending, reserved: float = 0.0) -> None:
         try:
@@ -322,6 +365,9 @@ class ModelRun:
         table tells)."""
         res = item.result
         sent = res.in_flight_at_send  # set by the scheduler when the slot was taken
+        if self._journal.error is not None:  # started in the loop iteration the journal failed in: not sent
+            await self.limiter.release("success", None, sent_in_flight=sent)
+            return False, None
         try:
             outcome, latency = await self._send(client, item.photo)
         except Exception as e:  # a bug must settle the photo, not hang the run
@@ -377,6 +423,7 @@ class ModelRun:
     def _settle(self, res: Result) -> None:
         # durable first: it counts as done once the journal has handed it to the OS (with the other results of
         # this loop iteration, at its end: one write for them all)
+        self.redactor.result(res)
         self._journal.result(res, then=lambda: self._settled(res))
 
     def _settled(self, res: Result) -> None:

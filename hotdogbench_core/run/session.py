@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from ..errors import StorageError
 from ..stats.pairs import write_pairs
 from ..store.dataset import Dataset
 from ..store.manifest import finish_manifest, model_outcome, start_manifest
@@ -41,10 +42,28 @@ def _tell(on_event, event) -> None:
 
 
 def _write_summaries(rundir: RunDir, summaries: list[dict]) -> None:
-    """summary.json keeps models from earlier sessions of the run; this session's replace theirs."""
+    """summary.json keeps models from earlier sessions of the run; this session's replace theirs. Then pairs.json.
+    An OSError becomes a StorageError: the journals are whole, a resume writes these again."""
     mine = {s["model"] for s in summaries}
     old = [s for s in rundir.summaries() or [] if s["model"] not in mine]
-    write_json(rundir.summary, old + summaries)
+    try:
+        write_json(rundir.summary, old + summaries)
+        write_pairs(rundir.path)
+    except OSError as e:
+        raise StorageError(e.filename or rundir.path, e.strerror or str(e), run_dir=rundir.path,
+                           detail="; every answer is in the journals, so a resume writes it again without asking "
+                                  "anything") from None
+
+
+def _set_aside_bad_summary(rundir: RunDir, on_event) -> None:
+    """A summary.json that is not a list of model summaries must not block a resume: it is moved aside (kept
+    for a look) and rebuilt from the journals of this session's models."""
+    if not rundir.summary.is_file() or rundir.summaries() is not None:
+        return
+    aside = rundir.summary.with_name(f"{rundir.SUMMARY}.bad-{time.strftime('%Y%m%dT%H%M%S')}")
+    rundir.summary.replace(aside)
+    _tell(on_event, Notice(None, f"{rundir.summary} was not a list of model summaries: moved aside as {aside.name}; "
+                                 f"it is rebuilt from the journals of the models this session runs"))
 
 
 async def run_models(models: list[str], dataset: Dataset, settings: RunSettings, *, out: Path | str = "out",
@@ -64,8 +83,17 @@ async def run_models(models: list[str], dataset: Dataset, settings: RunSettings,
     its slowest model; summary.json stays in model order. A model that stops (bad key, no credits) stops the
     others too, as a sequential run would not start them.
     """
-    rundir = RunDir(out, run_name or default_run_name()).create()
+    rundir = RunDir(out, run_name or default_run_name())
+    rundir.check_place().create()
+    with rundir.locked():  # one process per run folder, for the whole session
+        return await _run_models(rundir, models, dataset, settings, resume=resume, on_event=on_event,
+                                 on_model=on_model, max_cost_usd=max_cost_usd, parallel=parallel, prices=prices)
+
+
+async def _run_models(rundir: RunDir, models, dataset, settings, *, resume, on_event, on_model, max_cost_usd,
+                      parallel, prices) -> RunResult:
     run_dir = rundir.path
+    _set_aside_bad_summary(rundir, on_event)
     pre = check(models, settings, await fetch_listing(settings.base_url, settings.api_key), price_table=prices,
                 max_cost_usd=max_cost_usd)
     settings = dataclasses.replace(settings, api=pre.dialect)
@@ -80,39 +108,70 @@ async def run_models(models: list[str], dataset: Dataset, settings: RunSettings,
         budget.spent_usd = sum(r.cost_usd or 0.0 for mr in runs for r in mr.results.values())
     start_manifest(run_dir, dataset, settings, models, limiter=runs[0].limiter if runs else None,
                    extra_settings={"max_cost_usd": max_cost_usd, "parallel_models": parallel})
+    failures: list[StorageError] = []
     if parallel:
-        await _run_parallel(runs, result, on_model)
+        await _run_parallel(runs, result, on_model, failures)
     else:
-        await _run_sequential(runs, result, on_model)
+        await _run_sequential(runs, result, on_model, failures)
     # An interrupted session leaves its ended_at null in the manifest.
     done = {s["model"]: s for s in result.summaries}
-    finish_manifest(run_dir, {mr.model: model_outcome(mr, done.get(mr.model)) for mr in runs}, stopped=result.stopped)
+    if failures and not result.stopped:
+        result.stopped = f"storage: {failures[0].reason}"
+    try:
+        finish_manifest(run_dir, {mr.model: model_outcome(mr, done.get(mr.model)) for mr in runs},
+                        stopped=result.stopped)
+    except OSError as e:
+        if not failures:
+            failures.append(StorageError(e.filename or run_dir, e.strerror or str(e), run_dir=run_dir,
+                                         detail="; every answer is in the journals"))
+    if failures:
+        raise _combined(failures)
     return result
 
 
-async def _run_sequential(runs: list[ModelRun], result: RunResult, on_model) -> None:
+def _combined(failures: list[StorageError]) -> StorageError:
+    if len(failures) == 1:
+        return failures[0]
+    first = failures[0]
+    saved = [f.saved for f in failures if f.saved is not None]
+    others = sorted({str(f.path) for f in failures[1:]} - {str(first.path)})
+    return StorageError(first.path, first.reason, unsaved=sum(f.unsaved for f in failures),
+                        saved=sum(saved) if saved else None, run_dir=first.run_dir,
+                        detail=f" (also {', '.join(others)})" if others else "")
+
+
+async def _run_sequential(runs: list[ModelRun], result: RunResult, on_model, failures) -> None:
     rundir = RunDir.at(result.run_dir)
     for mr in runs:
         if on_model:
             on_model(mr)
-        summary = await mr.run()
-        result.summaries.append(summary)
-        _write_summaries(rundir, result.summaries)
-        write_pairs(rundir.path)
+        try:
+            summary = await mr.run()
+            result.summaries.append(summary)
+            _write_summaries(rundir, result.summaries)
+        except StorageError as e:  # the next model would not be saved either
+            failures.append(e)
+            break
         if mr.stop_reason and mr.stop_scope == "run":
             result.stopped, result.hint = f"{mr.model}: {mr.stop_reason}", mr.fatal_hint
             break
 
 
-async def _run_parallel(runs: list[ModelRun], result: RunResult, on_model) -> None:
+async def _run_parallel(runs: list[ModelRun], result: RunResult, on_model, failures) -> None:
     done: dict[str, dict] = {}
     rundir = RunDir.at(result.run_dir)
     stopped_first: list[ModelRun] = []  # models that stopped by themselves, not because another one did
 
     async def one(mr: ModelRun) -> None:
-        done[mr.model] = await mr.run()
-        _write_summaries(rundir, [done[r.model] for r in runs if r.model in done])
-        write_pairs(rundir.path)
+        try:
+            done[mr.model] = await mr.run()
+            _write_summaries(rundir, [done[r.model] for r in runs if r.model in done])
+        except StorageError as e:  # the others stop sending too (their answers in flight still come back)
+            failures.append(e)
+            for other in runs:
+                if other is not mr:
+                    other.stop(f"{mr.model} stopped: cannot write {e.path}")
+            return
         if mr.stop_reason and mr.stop_scope == "run" and not stopped_first:
             stopped_first.append(mr)
             for other in runs:
@@ -125,7 +184,7 @@ async def _run_parallel(runs: list[ModelRun], result: RunResult, on_model) -> No
     async with asyncio.TaskGroup() as group:  # a bug in one model cancels the others instead of orphaning them
         for mr in runs:
             group.create_task(one(mr))
-    result.summaries = [done[mr.model] for mr in runs]
+    result.summaries = [done[mr.model] for mr in runs if mr.model in done]
     if stopped_first:
         first = stopped_first[0]
         result.stopped, result.hint = f"{first.model}: {first.stop_reason}", first.fatal_hint

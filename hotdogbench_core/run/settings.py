@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, fields
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
-from ..errors import FieldError
+from ..errors import FieldError, RunError
 from ..limit.adaptive import AdaptiveLimiter
 from ..limit.aimd import AIMDLimiter
 from ..protocol.request import DIALECTS
+from ..store.redact import public_url
 from .keys import find_key
 
 DEFAULT_BASE_URL = "https://openrouter.ai/api"
@@ -21,10 +22,6 @@ LIMITER_POLICIES = tuple(LIMITERS)
 
 class SettingsError(FieldError):
     """A setting that cannot be used; `field` names it."""
-
-
-class RunError(RuntimeError):
-    """A run cannot start or go on; the message says why and what to do."""
 
 
 def is_openrouter(url: str) -> bool:
@@ -82,12 +79,17 @@ class RunSettings:
         if self.limiter not in LIMITERS:
             raise SettingsError(f"must be one of {', '.join(LIMITERS)}, got {self.limiter!r}", "limiter")
         if not isinstance(self.base_url, str) or not self.base_url.startswith(("http://", "https://")):
-            raise SettingsError(f"must start with http:// or https://, got {str(self.base_url)[:80]!r}", "base_url")
+            raise SettingsError(f"must start with http:// or https://, got {_scheme(self.base_url)!r}", "base_url")
+        _check_url(self.base_url)
         self.base_url = self.base_url.rstrip("/")
+
+    def url_for(self, path: str) -> str:
+        """base_url with `path` appended to its path (a query, e.g. ?token=..., stays at the end)."""
+        return url_with_path(self.base_url, path)
 
     def public(self) -> dict:
         """The settings as they may be written down: everything but the key."""
-        return {"base_url": self.base_url, "start_concurrency": self.start_concurrency,
+        return {"base_url": public_url(self.base_url), "start_concurrency": self.start_concurrency,
                 "max_concurrency": self.max_concurrency, "request_timeout": self.request_timeout,
                 "max_attempts": self.max_attempts, "repeats": self.repeats, "limiter": self.limiter,
                 "api": self.api, "body_timeout": self.body_timeout}
@@ -96,6 +98,33 @@ class RunSettings:
     def dialect(self) -> str:
         """The dialect bodies are written in ("auto" not yet resolved by a preflight: OpenRouter's, as before)."""
         return "openrouter" if self.api == "auto" else self.api
+
+
+def url_with_path(base_url: str, path: str) -> str:
+    """`path` appended to the URL's path; its query (e.g. ?token=...) stays at the end."""
+    parts = urlsplit(base_url)
+    return urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/") + path, parts.query, ""))
+
+
+def _scheme(url) -> str:
+    """What may be shown of a URL that is refused: its scheme (the rest may hold a password)."""
+    return (str(url).split("://", 1)[0] + "://...") if "://" in str(url) else str(url)[:20]
+
+
+def _check_url(url: str) -> None:
+    try:
+        parts = urlsplit(url)
+        parts.port
+    except ValueError as e:
+        raise SettingsError(f"is not a usable URL ({e})", "base_url") from None
+    if not parts.hostname:
+        raise SettingsError("has no host name", "base_url")
+    if parts.username is not None or parts.password is not None:
+        raise SettingsError("holds a user name or password (user:...@host): the key goes in the Authorization "
+                            "header, which cannot carry both; remove them from the URL (give the key as "
+                            "OPENROUTER_API_KEY)", "base_url")
+    if parts.fragment:
+        raise SettingsError("has a #fragment, which is never sent: remove it", "base_url")
 
 
 SETTING_NAMES = tuple(f.name for f in fields(RunSettings))
@@ -110,7 +139,7 @@ def build_settings(*, api_key: str | None = None, base_url: str | None = None, *
     given = {k: v for k, v in values.items() if v is not None}
     base_url = (base_url or DEFAULT_BASE_URL).strip()
     if not base_url.startswith(("http://", "https://")):
-        raise SettingsError(f"must start with http:// or https://, got {base_url[:80]!r}", "base_url")
+        raise SettingsError(f"must start with http:// or https://, got {_scheme(base_url)!r}", "base_url")
     key = api_key or find_key()
     if not key:
         if not is_loopback(base_url):

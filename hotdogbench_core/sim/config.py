@@ -6,6 +6,7 @@ Every field can be changed while the simulator runs (``sim.config.rate_per_s = 2
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,6 +14,10 @@ from ..protocol.models import MODELS
 
 RETRY_AFTER_MODES = ("none", "fixed", "exact")
 LISTINGS = ("openrouter", "plain", "none")
+# A careless server that echoes the request's Authorization header: in a 400 error body ("error"), or in the
+# answer's content and provider name ("answer"), or after half the answer's content ("answer_cut": the key runs
+# past the 500 characters of content a result keeps, so a cut would keep half of it). For the redaction tests.
+ECHO_AUTH_MODES = (None, "error", "answer", "answer_cut")
 # Fault kinds, in the order a request's single fault draw walks through them.
 FAULTS = ("in_flight_402", "error_5xx", "error_in_200", "drop_connection", "malformed_body", "stall",
           "no_choices", "empty_content")
@@ -106,6 +111,7 @@ class SimConfig:
     stall_s: float = 300.0
     no_choices: float = 0.0  # HTTP 200 with {"id": ...} only (chat: no choices; decisions: no answers)
     empty_content: float = 0.0  # billed answer with content null (decisions: noul null)
+    echo_auth: str | None = None  # one of ECHO_AUTH_MODES: echo the Authorization header back (a leaky server)
 
     def __post_init__(self) -> None:
         self.validate()
@@ -113,6 +119,17 @@ class SimConfig:
     def validate(self) -> None:
         if self.models_listing not in LISTINGS:
             raise ValueError(f"models_listing must be one of {LISTINGS}, not {self.models_listing!r}")
+        for f in dataclasses.fields(self):  # every number finite (NaN passes every comparison below)
+            v = getattr(self, f.name)
+            if isinstance(v, float) and not math.isfinite(v):
+                raise ValueError(f"{f.name} must be a finite number, not {v!r}")
+            if isinstance(v, bool) or (f.name in _NUMBERS and v is not None and not isinstance(v, (int, float))):
+                if f.name in _NUMBERS:
+                    raise ValueError(f"{f.name} must be a number, not {v!r}")
+        if not isinstance(self.seed, int) or isinstance(self.seed, bool):
+            raise ValueError(f"seed must be a whole number, not {self.seed!r}")
+        if self.echo_auth not in ECHO_AUTH_MODES:
+            raise ValueError(f"echo_auth must be one of {ECHO_AUTH_MODES}, not {self.echo_auth!r}")
         if self.retry_after not in RETRY_AFTER_MODES:
             raise ValueError(f"retry_after must be one of {RETRY_AFTER_MODES}, not {self.retry_after!r}")
         for name in (*FAULTS, "consistency", "fenced_rate"):
@@ -148,6 +165,10 @@ class SimConfig:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable copy; SimConfig.from_dict(c.to_dict()) == c."""
         return dataclasses.asdict(self)
+
+
+_NUMBERS = {"consistency", "fenced_rate", "noul_spread", "latency_s", "latency_sigma", "max_in_flight", "rate_per_s",
+            "burst", "retry_after_s", "credits_usd", "stall_s", *FAULTS}
 
 
 def profile_for(cfg: SimConfig, model: str) -> dict | None:

@@ -38,6 +38,17 @@ def error_body(code: int, message: str, metadata: dict | None = None) -> dict:
     return {"error": {"code": code, "message": message, "metadata": metadata or {}}}
 
 
+def _echo_in_answer(resp: dict, auth: str, cut: bool) -> None:
+    """Put the Authorization header into the answer's text and provider name (a verdict stays readable)."""
+    resp["provider"] = f"echo {auth}"
+    for choice in resp.get("choices") or []:
+        msg = choice.get("message") or {}
+        content = msg.get("content")
+        if isinstance(content, str):
+            pad = "x" * (500 - len(content) - 30) if cut else ""  # the key straddles 500 characters
+            msg["content"] = content + f" {pad}(you sent {auth})"
+
+
 def _secs(x: float) -> str:
     """Seconds for a Retry-After header: an integer when whole, else milliseconds rounded up ("0.125")."""
     if x == int(x):
@@ -254,6 +265,10 @@ class SimCore:
 
     async def _serve(self, cfg, endpoint: Endpoint, request, asked, model, prof, digest, n_bytes, t):
         fault = self._draw_fault(cfg)
+        if cfg.echo_auth == "error":  # a leaky server: the caller's credentials back in an error body
+            auth = request.headers.get("Authorization", "")
+            return self._reject(digest, t, 400, f"Invalid request for {auth}",
+                                {"raw": f"upstream said: Authorization: {auth}", "provider_name": auth})
         if fault == "in_flight_402":
             return self._reject(digest, t, 402, "Request exceeds the in-flight budget for this key (simulated)",
                                 {"reason": "in_flight_budget_exhausted", "limit_source": "openrouter_in_flight_budget"},
@@ -289,6 +304,8 @@ class SimCore:
             resp, c, ok = self.replies.reply(cfg, rng, endpoint, asked, prof, model, digest, n_bytes,
                                              empty=fault == "empty_content")
             status = 200
+            if cfg.echo_auth in ("answer", "answer_cut"):
+                _echo_in_answer(resp, request.headers.get("Authorization", ""), cfg.echo_auth == "answer_cut")
             if fault == "malformed_body":
                 s = _dumps(resp)
                 return web.Response(body=s[: len(s) // 2].encode(), content_type="application/json")

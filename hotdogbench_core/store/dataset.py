@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
@@ -24,6 +25,7 @@ DATA_URL = "https://md-ecosystem-public.s3.amazonaws.com/hotdogbench.parquet"  #
 REQUIRED_COLUMNS = ("id", "image", "is_hot_dog", "category")
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample.parquet"
 STREAM_BATCH = 64  # photos read from the file at a time
+DOWNLOADS = "downloads"  # data/downloads/: tables downloaded from URLs
 
 
 class DatasetError(FieldError):
@@ -123,6 +125,10 @@ class Dataset:
             if nulls:
                 where = "" if col == "id" else f" (ids {_ids(nulls)})"
                 raise DatasetError(f"{self.path}: column {col} has {len(nulls)} null value(s){where}")
+        wide = [r[0] for r in rows if not -2 ** 63 <= r[0] < 2 ** 63]
+        if wide:  # results are stored as Int64: refuse here, before any request is paid for
+            raise DatasetError(f"{self.path}: column id has {len(wide)} value(s) that do not fit in a signed 64-bit "
+                               f"integer (ids {_ids(wide)}): renumber them")
         seen, dups = set(), []
         for r in rows:
             if r[0] in seen:
@@ -198,37 +204,66 @@ def _ids(ids: list, most: int = 10) -> str:
     return shown + (f" and {len(ids) - most} more" if len(ids) > most else "")
 
 
+def cache_path(url: str, data_dir: Path | str = "data") -> Path:
+    """Where a URL's table is cached: data/downloads/<sha256 of the whole URL, 16 hex>-<its file name>, so two
+    URLs never share a copy (two hosts, two queries) and no URL lands on a local file such as the sample."""
+    name = url.split("#", 1)[0].split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1]
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._")[:60] or "dataset"
+    if not name.endswith(".parquet"):
+        name += ".parquet"
+    return Path(data_dir) / DOWNLOADS / f"{hashlib.sha256(url.encode()).hexdigest()[:16]}-{name}"
+
+
+def _check_download(part: Path, url: str, content_type: str | None, head: bytes) -> None:
+    """A downloaded file is a photo table (a parquet with the required columns) or DatasetError saying what the
+    URL served instead: a page served with 200 must never reach the cache."""
+    what = (f"it served {content_type or 'no content type'}, {part.stat().st_size} bytes starting "
+            f"{head[:40]!r}")
+    try:
+        names = set(pq.ParquetFile(part).schema_arrow.names)
+    except Exception:  # pyarrow raises ArrowInvalid, OSError, ... for a file that is not a parquet
+        raise DatasetError(f"{url} is not a parquet file: {what}. Check the URL (a login or error page?)") from None
+    missing = [c for c in REQUIRED_COLUMNS if c not in names]
+    if missing:
+        raise DatasetError(f"{url} is a parquet file without the column(s) {', '.join(missing)} "
+                           f"(found: {', '.join(sorted(names)) or 'none'}): not a photo table") from None
+
+
 def resolve_input(spec: str | Path | None, data_dir: Path | str = "data", *, quiet: bool = False,
                   on_download: OnDownload | None = None) -> Path:
-    """A local path as is; an http(s) URL downloaded once into data_dir (atomic rename), then read locally."""
+    """A local path as is; an http(s) URL downloaded once into data_dir/downloads/ (see cache_path), checked to
+    be a photo table, then renamed into place (atomic), and read locally from then on."""
     spec = str(spec or DATA_URL)
     if not spec.startswith(("http://", "https://")):
         return Path(spec)
-    data_dir = Path(data_dir)
-    name = spec.rstrip("/").rsplit("/", 1)[-1].split("?")[0] or "dataset.parquet"
-    target = data_dir / name
+    target = cache_path(spec, data_dir)
     if target.exists():
         return target
-    data_dir.mkdir(parents=True, exist_ok=True)
-    part = target.with_suffix(target.suffix + ".part")
+    name = target.name.split("-", 1)[1]
+    part = target.with_name(f"{target.name}.part-{os.getpid()}")
     try:
+        target.parent.mkdir(parents=True, exist_ok=True)
         with httpx.stream("GET", spec, timeout=httpx.Timeout(30.0, read=120.0), follow_redirects=True) as r:
             r.raise_for_status()
             total = int(r.headers.get("content-length") or 0) or None
-            done = 0
+            content_type, head, done = r.headers.get("content-type"), b"", 0
             with open(part, "wb") as f:
                 for chunk in r.iter_bytes(1 << 16):
                     f.write(chunk)
+                    if len(head) < 64:
+                        head += chunk[:64]
                     done += len(chunk)
                     if on_download is not None and not quiet:
                         on_download(name, done, total)
             if on_download is not None and not quiet:
                 on_download(name, done, total, True)
+        _check_download(part, spec, content_type, head)
         os.replace(part, target)
     except (httpx.HTTPError, OSError) as e:
-        part.unlink(missing_ok=True)
         raise DatasetError(f"could not download {spec} ({type(e).__name__}: {e}). Download it elsewhere and "
                            f"give the local file, or try the bundled sample ({SAMPLE})") from None
+    finally:
+        part.unlink(missing_ok=True)
     return target
 
 

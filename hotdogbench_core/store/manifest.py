@@ -14,13 +14,13 @@ import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
-from urllib.parse import urlsplit, urlunsplit
 
 from .._version import __version__
 
 from ..protocol.chat import MAX_TOKENS, QUESTION, SCHEMA
 from ..protocol.decisions import INSTRUCTIONS as DECISIONS_INSTRUCTIONS
 from ..protocol.request import request_for
+from .redact import public_url
 from .rundir import RunDir, write_json
 
 MANIFEST_VERSION = 1
@@ -37,12 +37,7 @@ def _now() -> str:
 
 def public_base_url(url: str) -> str:
     """The base URL as it may be written down: scheme, host, port and path only (no user, password, query)."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if ":" in host:  # IPv6
-        host = f"[{host}]"
-    netloc = host + (f":{parts.port}" if parts.port else "")
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+    return public_url(url)
 
 
 def git_info(root: Path = PACKAGE_ROOT) -> dict:

@@ -1,7 +1,7 @@
 """One photo's result for one model (a journal line, a parquet row), and the parquet file of a model."""
 from __future__ import annotations
 
-import os
+import io
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
@@ -76,7 +76,11 @@ def results_frame(results: list[Result]) -> pl.DataFrame:
 
 
 def write_results_parquet(results: list[Result], path: Path) -> Path:
-    tmp = path.with_name(path.name + ".tmp")
-    results_frame(sorted(results, key=lambda r: r.key)).write_parquet(tmp)
-    os.replace(tmp, path)
+    """Written whole or not at all (temp file, rename); a failed write is an OSError naming the path (the bytes
+    are made in memory first: polars reports a full disk as a parquet format error)."""
+    from .rundir import write_atomic
+
+    buf = io.BytesIO()
+    results_frame(sorted(results, key=lambda r: r.key)).write_parquet(buf)
+    write_atomic(Path(path), buf.getvalue())
     return path

@@ -7,6 +7,7 @@
       pairs.json               every pair of models, paired tests
       manifest.json            what was run: versions, settings, bodies, sessions
       report_offline.html      the self-contained report
+      run.lock                 held (flock) by the one process running the run; holds its PID
 
 A model id becomes a file stem one-to-one: an ordinary id keeps the reference's name (`/` as `__`); any other
 id (one with `__`, `_` beside `/`, characters outside [A-Za-z0-9._:-], or too long for a file name) gets a
@@ -58,11 +59,15 @@ def check_run_name(name: str) -> str:
 def write_atomic(path: Path, data: bytes) -> None:
     """Write a file so that a reader sees the old or the new bytes, never a part: temp file, fsync, rename."""
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # a part of a file must not stay (nor hold the room a full disk lacks)
+        raise
 
 
 def write_json(path: Path, obj) -> Path:
@@ -87,6 +92,7 @@ class RunDir:
     MANIFEST = "manifest.json"
     OFFLINE_REPORT = "report_offline.html"
     JOURNALS = "journal"
+    LOCK = "run.lock"
 
     def __init__(self, out: str | Path, name: str):
         self.out = Path(out)
@@ -103,6 +109,16 @@ class RunDir:
 
     def __repr__(self) -> str:
         return f"RunDir({str(self.path)!r})"
+
+    def check_place(self) -> "RunDir":
+        """FieldError("out") when OUT (or a folder above it) or OUT/RUN is a file, not a folder."""
+        for p in (self.path, self.out, *self.out.parents):
+            if p.exists():
+                if not p.is_dir():
+                    raise FieldError(f"{p} is a file, not a folder: choose another results folder", "out")
+                if p != self.path:
+                    break
+        return self
 
     def create(self) -> "RunDir":
         self.path.mkdir(parents=True, exist_ok=True)
@@ -124,6 +140,16 @@ class RunDir:
     @property
     def offline_report(self) -> Path:
         return self.path / self.OFFLINE_REPORT
+
+    @property
+    def lock(self) -> Path:
+        return self.path / self.LOCK
+
+    def locked(self, command: str | None = None):
+        """`with rundir.locked():` this process alone runs in the folder (RunLockedError names the holder)."""
+        from .lock import RunLock
+
+        return RunLock(self.lock, command)
 
     @property
     def journal_dir(self) -> Path:

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from .._version import __version__
-from ..errors import FieldError, describe
+from ..errors import FieldError, StorageError, describe
 from ..protocol.models import PRESETS
 from ..run.plan import RunPlan, plan_run, run_plan
 from ..run.preflight import KeyRefusedError
@@ -19,6 +19,7 @@ from ..run.settings import DEFAULT_BASE_URL, LIMITER_POLICIES, RunError
 from ..sim.config import DEMO_CONFIG
 from ..stats.summary import summary_line
 from ..store.dataset import DATA_URL, SAMPLE
+from ..store.lock import RunLockedError
 from .progress import ProgressBar, download_bar
 from .terminal import ParallelDisplay, TerminalDisplay
 
@@ -27,9 +28,13 @@ FLAGS = {"models": "--models", "input": "--input", "dataset": "--input", "run_na
          "api_key": "OPENROUTER_API_KEY", "base_url": "--base-url", "start_concurrency": "--start-concurrency",
          "max_concurrency": "--max-concurrency", "request_timeout": "--request-timeout", "repeats": "--repeats",
          "limiter": "--limiter", "max_cost_usd": "--max-cost-usd", "resume": "--resume"}
-# 0: every model answered; 2: a flag or the input is wrong (nothing sent); 3: the run stopped early (the key or the
-# credits refused, the budget reached); 4: the run ended but a model got no answer at all; 130: interrupted.
-EXIT_USAGE, EXIT_STOPPED, EXIT_NO_ANSWER, EXIT_INTERRUPTED = 2, 3, 4, 130
+# Exit codes (docs/reliability.md): 0 done; 2 a flag, the photo table or the run folder refused (nothing sent);
+# 3 stopped early (bad key, no credits, budget): resume; 4 a file could not be written or read (disk full,
+# read-only): the message says how many paid answers were lost, resume once fixed; 5 the run folder is in use by
+# another process (nothing sent); 6 the run ended but a model got no answer at all (its errors are said);
+# 130 interrupted by Ctrl-C (SIGINT), 143 by SIGTERM: resume.
+EXIT_USAGE, EXIT_STOPPED, EXIT_STORAGE, EXIT_LOCKED, EXIT_NO_ANSWER, EXIT_INTERRUPTED = 2, 3, 4, 5, 6, 130
+EXIT_TERMINATED = 128 + signal.SIGTERM
 
 
 def _add_run_flags(p: argparse.ArgumentParser, *, demo: bool = False) -> None:
@@ -98,20 +103,23 @@ async def _run(plan: RunPlan, quiet: bool, command: str) -> int:
     display = ParallelDisplay(quiet) if plan.parallel else TerminalDisplay(quiet)
     active: list[ModelRun] = []
     interrupts = 0
+    first_signal: list[int] = []
 
     def on_model(mr: ModelRun):
         display.close()
         active.append(mr)
         display.on_model(mr)
 
-    def on_stop_signal():
+    def on_stop_signal(signum: int = signal.SIGINT):
         nonlocal interrupts
         interrupts += 1
+        first_signal.append(signum)
         grace = STOP_GRACE_S if interrupts == 1 else 0.0
+        name = "" if signum == signal.SIGINT else f" ({signal.Signals(signum).name})"
         for mr in active:
-            mr.stop("interrupted", grace_s=grace)
+            mr.stop(f"interrupted{name}", grace_s=grace)
         if interrupts == 1:
-            print(f"\nstopping: nothing more is sent; waiting up to {grace:.0f} s for requests in flight "
+            print(f"\nstopping{name}: nothing more is sent; waiting up to {grace:.0f} s for requests in flight "
                   f"(Ctrl-C again to abandon them)", file=sys.stderr, flush=True)
 
     async def tick():  # keeps the plain-line display alive when nothing settles (stalls, long back-offs)
@@ -120,20 +128,27 @@ async def _run(plan: RunPlan, quiet: bool, command: str) -> int:
             display.on_tick()
 
     loop = asyncio.get_running_loop()
-    try:
-        loop.add_signal_handler(signal.SIGINT, on_stop_signal)
-    except (NotImplementedError, RuntimeError):  # not the main thread, or no signals here
-        pass
+    for signum in (signal.SIGINT, signal.SIGTERM):  # SIGTERM (kill, systemd, docker stop) as Ctrl-C
+        try:
+            loop.add_signal_handler(signum, on_stop_signal, signum)
+        except (NotImplementedError, RuntimeError):  # not the main thread, or no signals here
+            pass
     print(f"{len(plan.dataset)} photos x {len(plan.models)} models -> {plan.run_dir}", flush=True)
     ticker = asyncio.create_task(tick())
     try:
         result = await run_plan(plan, on_event=display.on_event, on_model=on_model)
+    except StorageError as e:
+        display.close()
+        print(f"hotdogbench: error: {e}\nfinish with: hotdogbench {command} ... --run {plan.rundir.name} --resume",
+              file=sys.stderr, flush=True)
+        return EXIT_STORAGE
     finally:
         ticker.cancel()
-        try:
-            loop.remove_signal_handler(signal.SIGINT)
-        except (NotImplementedError, RuntimeError):
-            pass
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            try:
+                loop.remove_signal_handler(signum)
+            except (NotImplementedError, RuntimeError):
+                pass
     display.close()
     for s in result.summaries:
         print(json.dumps(summary_line(s)), flush=True)
@@ -143,7 +158,9 @@ async def _run(plan: RunPlan, quiet: bool, command: str) -> int:
         hint = result.hint or "finish it with the same command and --resume"
         print(f"stopped early: {result.stopped}\nhint: {hint}\nfinish with: hotdogbench {command} ... "
               f"--run {plan.rundir.name} --resume", file=sys.stderr)
-        return EXIT_INTERRUPTED if "interrupted" in result.stopped else EXIT_STOPPED
+        if "interrupted" in result.stopped:
+            return EXIT_TERMINATED if first_signal and first_signal[0] == signal.SIGTERM else EXIT_INTERRUPTED
+        return EXIT_STOPPED
     return EXIT_NO_ANSWER if unanswered else 0
 
 
@@ -215,9 +232,18 @@ def main(argv: list[str] | None = None) -> int:
     except KeyRefusedError as e:
         print(f"hotdogbench: stopped: {e}", file=sys.stderr)
         return EXIT_STOPPED
+    except RunLockedError as e:
+        print(f"hotdogbench: error: {describe(e, FLAGS)}", file=sys.stderr)
+        return EXIT_LOCKED
+    except StorageError as e:
+        print(f"hotdogbench: error: {e}", file=sys.stderr)
+        return EXIT_STORAGE
     except (FieldError, RunError, ValueError) as e:
         print(f"hotdogbench: error: {describe(e, FLAGS)}", file=sys.stderr)
         return EXIT_USAGE
+    except OSError as e:  # a path that cannot be written or read: say which, and what to do
+        print(f"hotdogbench: error: {describe(e, FLAGS)}", file=sys.stderr)
+        return EXIT_STORAGE
     except KeyboardInterrupt:
         print("\nhotdogbench: interrupted; finish with the same command and --resume", file=sys.stderr)
         return EXIT_INTERRUPTED

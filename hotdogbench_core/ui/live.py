@@ -8,7 +8,7 @@ from pathlib import Path
 
 import polars as pl
 
-from ..run.events import Event, LimitChanged, ModelFinished, ModelStarted, PhotoDone
+from ..run.events import Event, LimitChanged, ModelFinished, ModelStarted, Notice, PhotoDone
 from ..report.format import Col
 from ..run.runner import ModelRun
 
@@ -71,6 +71,7 @@ class LiveRun:
         self.clock = clock
         self.models = {m: ModelLive(m, total_per_model) for m in models}
         self._runs: dict[str, ModelRun] = {}
+        self.notices: list[str] = []  # warnings that did not stop the run (a repaired journal, ...)
 
     # -- callbacks for run_models -------------------------------------------------------------------------
     def on_model(self, run: ModelRun) -> None:
@@ -79,6 +80,9 @@ class LiveRun:
         live.total, live.limit = run.total, run.limiter.limit
 
     def on_event(self, event: Event) -> None:
+        if isinstance(event, Notice):
+            self.notices.append(f"{event.model}: {event.text}" if event.model else event.text)
+            return
         live = self.models.setdefault(event.model, ModelLive(event.model, 0))
         if isinstance(event, ModelStarted):
             live.state, live.started_at, live.total = "running", self.clock(), event.total

@@ -7,12 +7,14 @@ into plain settings, so the notebooks hold no parsing of their own.
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
+from ..errors import FieldError
 from ..store.dataset import DATA_URL, SAMPLE, Dataset, load_dataset, resolve_input
 from ..run.keys import find_key
 from ..protocol.models import MODELS, PRESETS, resolve_models
@@ -78,9 +80,23 @@ def run_args(cli: Mapping) -> RunArgs:
     return RunArgs(out=default_out(cli), go=_flag(cli, "simulate") or _text(cli.get("models")) is not None,
                    target=target, models=_text(cli.get("models")), input=_text(cli.get("input")),
                    run=_text(cli.get("run")), base_url=base_url,
-                   start_concurrency=int(_text(cli.get("start-concurrency")) or 8),
-                   max_concurrency=int(_text(cli.get("max-concurrency")) or 256),
-                   max_cost_usd=float(_text(cli.get("max-cost-usd")) or 0) or None)
+                   start_concurrency=_number(cli, "start-concurrency", int, 8),
+                   max_concurrency=_number(cli, "max-concurrency", int, 256),
+                   max_cost_usd=_number(cli, "max-cost-usd", float, 0) or None)
+
+
+def _number(cli: Mapping, flag: str, kind: type, default):
+    """A numeric command-line value, or FieldError naming it (no NaN, no infinity)."""
+    text = _text(cli.get(flag))
+    if text is None:
+        return default
+    try:
+        value = kind(text)
+    except ValueError:
+        value = None
+    if value is None or not math.isfinite(value):
+        raise FieldError(f"must be a {'whole ' if kind is int else ''}number, got {text!r}", flag.replace("-", "_"))
+    return value
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,9 @@
 """What a terminal shows while models run: a progress bar per model, or one for models run at once."""
 from __future__ import annotations
 
-from ..run.events import Event, LimitChanged, ModelStarted, PhotoDone
+import sys
+
+from ..run.events import Event, LimitChanged, ModelStarted, Notice, PhotoDone
 from ..run.runner import ModelRun
 from .progress import ProgressBar
 
@@ -27,6 +29,9 @@ class TerminalDisplay:
                 f"dropped conns {lim.transport_errors}") if lim else ""
 
     def on_event(self, event: Event) -> None:
+        if isinstance(event, Notice):  # shown even with --quiet
+            print(f"warning: {event.model + ': ' if event.model else ''}{event.text}", file=sys.stderr, flush=True)
+            return
         if self.quiet:
             return
         if isinstance(event, ModelStarted):
@@ -55,6 +60,9 @@ class ParallelDisplay:
         self.runs.append(run)
 
     def on_event(self, event: Event) -> None:
+        if isinstance(event, Notice):
+            print(f"warning: {event.model + ': ' if event.model else ''}{event.text}", file=sys.stderr, flush=True)
+            return
         if self.quiet or not isinstance(event, (ModelStarted, PhotoDone)):
             return
         if self.bar is None:

@@ -193,12 +193,12 @@ def test_budget_and_cost_on_servers_that_report_none(table, tmp_path):
     assert "cannot be kept" in res.stopped and asked <= 4
 
 
-def test_the_cli_says_the_errors_and_exits_4_when_a_model_got_no_answer(table, tmp_path):
+def test_the_cli_says_the_errors_and_exits_6_when_a_model_got_no_answer(table, tmp_path):
     with sim(table, models_listing="none") as s:
         p = subprocess.run([sys.executable, "-m", "hotdogbench_core", "run", "--base-url", s.base_url, "--models",
                             f"foo/bar,{HAIKU}", "--input", str(table), "--out", str(tmp_path), "--run", "c",
                             "--quiet"], capture_output=True, text=True, cwd=REPO, timeout=120,
                            env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
-    assert p.returncode == 4, p.stderr
+    assert p.returncode == 6, p.stderr
     assert "foo/bar: 5 of 12 photos errored; the first: 404:" in p.stderr or "foo/bar:" in p.stderr
     assert "no answer at all from foo/bar" in p.stderr and "fail fast" in p.stderr

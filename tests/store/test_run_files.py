@@ -110,7 +110,7 @@ def test_git_info_only_for_the_package_checkout(tmp_path):
 
 def test_manifest_start_and_finish_without_a_run(small_table, tmp_path):
     ds = load_dataset(small_table)
-    settings = RunSettings(api_key=KEY, base_url="https://me:" + KEY + "@example.test/api")
+    settings = RunSettings(api_key=KEY, base_url="https://example.test/api?key=" + KEY)  # (user:pass@ is refused)
     times = iter(["2026-01-01T00:00:00+00:00", "2026-01-01T00:01:00+00:00", "2026-01-02T00:00:00+00:00",
                   "2026-01-02T00:05:00+00:00"])
     start_manifest(tmp_path, ds, settings, ["openai/gpt-6-luna"], now=lambda: next(times))

@@ -124,3 +124,13 @@ def test_thumbnails():
     assert thumbnails(None, [1]) == {}
 
 
+
+
+@pytest.mark.parametrize("flag, value", [("start-concurrency", "nan"), ("max-concurrency", "1.5"),
+                                         ("max-cost-usd", "inf"), ("max-cost-usd", "nan"), ("start-concurrency", "x")])
+def test_run_args_name_a_number_that_cannot_be_used(flag, value):
+    from hotdogbench_core.errors import FieldError
+
+    with pytest.raises(FieldError) as e:
+        nbargs.run_args({flag: value})
+    assert e.value.field == flag.replace("-", "_") and repr(value) in str(e.value)

@@ -115,3 +115,16 @@ def test_plain_python_run_launches_nothing(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert not (tmp_path / "default_out").exists()  # no run folder: nothing was sent
     assert SECRET not in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("name", ["../escape"])
+def test_the_run_name_field_goes_through_plan_run(work, tmp_path, name):
+    """--run fills the Run name field; plan_run refuses a name that is not one folder, and nothing is written."""
+    out = tmp_path / "out"
+    html = tmp_path / "bad.html"
+    proc = marimo("export", "html", "notebooks/run.py", "-o", str(html), "--", "--simulate", "--models",
+                  MODELS[0], "--out", str(out), "--run", name, cwd=work, env=notebook_env(work))
+    text = json.dumps(outputs(html.read_text()))
+    assert "Not ready to run" in text and "Run name: " in text and "must be a plain folder name" in text, \
+        proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert not out.exists() and not (tmp_path / "escape").exists()

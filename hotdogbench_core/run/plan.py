@@ -23,6 +23,7 @@ from ..store.rundir import RunDir
 from .events import Event
 from .runner import ModelRun
 from .session import RunResult, default_run_name, run_models
+from .preflight import load_price_table
 from .settings import DEFAULT_BASE_URL, SettingsError, build_settings, is_openrouter
 
 TARGETS = {"openrouter": "OpenRouter", "simulator": "Simulator (no key, no network)",
@@ -47,6 +48,7 @@ class RunPlan:
     max_cost_usd: float | None = None
     parallel: bool = False
     sim_config: SimConfig | None = None  # target "simulator": how the built-in simulator behaves
+    prices: dict | None = None  # a price table (USD per token / image / request) for servers that say no cost
 
     @property
     def run_dir(self) -> Path:
@@ -72,7 +74,7 @@ def plan_run(*, models: str | list[str], dataset: Dataset | str | Path | None = 
              run_name: str | None = None, target: str = "openrouter", base_url: str | None = None,
              api_key: str | None = None, sim_config: SimConfig | dict | None = None, resume: bool = False,
              max_cost_usd: float | None = None, parallel: bool = False, on_download=None,
-             **settings) -> RunPlan:
+             prices: str | Path | dict | None = None, **settings) -> RunPlan:
     """Check everything a run needs, cheapest first (the photo table, maybe large, last)."""
     if target not in TARGETS:
         raise FieldError(f"must be one of {', '.join(TARGETS)}, not {target!r}", "target")
@@ -88,6 +90,7 @@ def plan_run(*, models: str | list[str], dataset: Dataset | str | Path | None = 
         base_url, sim = DEFAULT_BASE_URL, None
     run_settings = build_settings(api_key=api_key, base_url=base_url, **settings)
     budget = _budget(max_cost_usd)
+    price_table = load_price_table(prices) if isinstance(prices, (str, Path)) else prices
     rundir = RunDir(out, run_name or default_run_name()).check_place()
     check_free(rundir.lock)  # a run in progress there: say who runs it (before "already holds results")
     if not resume:
@@ -96,13 +99,14 @@ def plan_run(*, models: str | list[str], dataset: Dataset | str | Path | None = 
             raise RunExistsError(f"{rundir.path} already holds results for {', '.join(held)}: resume it, or "
                                  f"choose another run name")
     ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, on_download=on_download)
-    return RunPlan(chosen, ds, run_settings, rundir, target, resume, budget, parallel, sim)
+    return RunPlan(chosen, ds, run_settings, rundir, target, resume, budget, parallel, sim, price_table)
 
 
 async def run_plan(plan: RunPlan, *, on_event: Callable[[Event], None] | None = None,
                    on_model: Callable[[ModelRun], None] | None = None) -> RunResult:
     """Run the plan into OUT/RUN (models one after another unless plan.parallel)."""
-    hooks = dict(on_event=on_event, on_model=on_model, max_cost_usd=plan.max_cost_usd, parallel=plan.parallel)
+    hooks = dict(on_event=on_event, on_model=on_model, max_cost_usd=plan.max_cost_usd, parallel=plan.parallel,
+                 prices=plan.prices)
     args = (plan.models, plan.dataset)
     where = dict(out=plan.rundir.out, run_name=plan.rundir.name, resume=plan.resume)
     if plan.target != "simulator":

@@ -27,7 +27,8 @@ from .terminal import ParallelDisplay, TerminalDisplay
 FLAGS = {"models": "--models", "input": "--input", "dataset": "--input", "run_name": "--run", "out": "--out",
          "api_key": "OPENROUTER_API_KEY", "base_url": "--base-url", "start_concurrency": "--start-concurrency",
          "max_concurrency": "--max-concurrency", "request_timeout": "--request-timeout", "repeats": "--repeats",
-         "limiter": "--limiter", "max_cost_usd": "--max-cost-usd", "resume": "--resume"}
+         "limiter": "--limiter", "max_cost_usd": "--max-cost-usd", "resume": "--resume", "api": "--api",
+         "prices": "--prices", "body_timeout": "--body-timeout"}
 # Exit codes (docs/reliability.md): 0 done; 2 a flag, the photo table or the run folder refused (nothing sent);
 # 3 stopped early (bad key, no credits, budget): resume; 4 a file could not be written or read (disk full,
 # read-only): the message says how many paid answers were lost, resume once fixed; 5 the run folder is in use by
@@ -65,6 +66,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run models over a photo table through OpenRouter (or a compatible base URL)")
     _add_run_flags(run)
+    run.add_argument("--api", choices=("auto", "openrouter", "openai"), default="auto",
+                     help="the server's dialect: 'openrouter' (its bodies, with usage.include, provider, reasoning), "
+                          "'openai' (any other OpenAI-compatible server), or 'auto': OpenRouter's host or a "
+                          "/v1/models listing shaped like its own (default %(default)s)")
+    run.add_argument("--prices", default=None, metavar="FILE",
+                     help="a price table (JSON or TOML: {model: {prompt: USD per million tokens, completion: ...}}) "
+                          "for servers that report no cost; needed for --max-cost-usd there")
     run.add_argument("--base-url", default=os.environ.get("OPENROUTER_BASE_URL", DEFAULT_BASE_URL),
                      help="API base: requests go to BASE/v1/chat/completions and BASE/alpha/decisions "
                           "(default OPENROUTER_BASE_URL or %(default)s)")
@@ -181,7 +189,7 @@ def _say_errors(summaries: list[dict]) -> list[str]:
 
 
 def cmd_run(args) -> int:
-    plan = _plan(args, target="base_url", base_url=args.base_url)
+    plan = _plan(args, target="base_url", base_url=args.base_url, api=args.api, prices=args.prices)
     return asyncio.run(_run(plan, args.quiet, args.command))
 
 

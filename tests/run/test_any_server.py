@@ -202,3 +202,23 @@ def test_the_cli_says_the_errors_and_exits_6_when_a_model_got_no_answer(table, t
     assert p.returncode == 6, p.stderr
     assert "foo/bar: 5 of 12 photos errored; the first: 404:" in p.stderr or "foo/bar:" in p.stderr
     assert "no answer at all from foo/bar" in p.stderr and "fail fast" in p.stderr
+
+
+def test_the_cli_takes_a_price_table_and_a_dialect(table, tmp_path):
+    prices = tmp_path / "prices.toml"
+    prices.write_text('["openai/gpt-6-luna"]\nprompt = 0.25\ncompletion = 2.0\n')
+    with sim(table, models_listing="plain", report_cost=False) as s:
+        args = [sys.executable, "-m", "hotdogbench_core", "run", "--base-url", s.base_url, "--models", LUNA,
+                "--input", str(table), "--out", str(tmp_path), "--quiet", "--max-cost-usd", "1"]
+        refused = subprocess.run(args + ["--run", "a"], capture_output=True, text=True, cwd=REPO, timeout=120)
+        assert refused.returncode == 2 and "--max-cost-usd: " in refused.stderr and s.stats.requests == 0
+        ok = subprocess.run(args + ["--run", "b", "--prices", str(prices), "--api", "openai"], capture_output=True,
+                            text=True, cwd=REPO, timeout=120)
+    assert ok.returncode == 0, ok.stderr
+    (summary,) = json.loads(RunDir(tmp_path, "b").summary.read_text())
+    assert summary["cost_usd"] > 0 and summary["answered"] == 12
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"m/x": {"prompt": "lots"}}')
+    p = subprocess.run(args + ["--run", "c", "--prices", str(bad)], capture_output=True, text=True, cwd=REPO,
+                       timeout=60)
+    assert p.returncode == 2 and "--prices: " in p.stderr and "USD per million tokens" in p.stderr

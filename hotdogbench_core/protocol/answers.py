@@ -76,6 +76,57 @@ def parse_retry_after(value: str | None) -> float | None:
 
 
 # -- reading untrusted JSON ----------------------------------------------------------------------------------
+_DURATION_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+
+
+def _duration(value: str) -> float | None:
+    """Seconds from a Go-style duration ("1s", "6m0s", "1m30.5s", "250ms"), as x-ratelimit-reset-requests has."""
+    total, num, i, v = 0.0, "", 0, value.strip().lower()
+    if not v:
+        return None
+    while i < len(v):
+        ch = v[i]
+        if ch.isdigit() or ch == ".":
+            num += ch
+            i += 1
+            continue
+        unit = "ms" if v.startswith("ms", i) else ch
+        if unit not in _DURATION_UNITS or not num:
+            return None
+        try:
+            total += float(num) * _DURATION_UNITS[unit]
+        except ValueError:
+            return None
+        num, i = "", i + len(unit)
+    if num:  # a bare number: seconds
+        try:
+            total += float(num)
+        except ValueError:
+            return None
+    return total if math.isfinite(total) else None
+
+
+def retry_hint(headers: dict, now: float | None = None) -> float | None:
+    """Seconds to wait before asking again, from what the server said: Retry-After, else a reset hint (a gateway's
+    `llm_provider-retry-after`, `x-ratelimit-reset-requests` like "6m0s", OpenRouter's `X-RateLimit-Reset` in
+    epoch milliseconds: needs `now`, the wall clock in epoch seconds). None if nothing usable was sent."""
+    ra = parse_retry_after(headers.get("retry-after"))
+    if ra is not None:
+        return ra
+    ra = parse_retry_after(headers.get("llm_provider-retry-after"))
+    if ra is not None:
+        return ra
+    reset = headers.get("x-ratelimit-reset-requests")
+    if reset:
+        d = _duration(reset)
+        if d is not None and d >= 0:
+            return d
+    reset = parse_retry_after(headers.get("x-ratelimit-reset"))
+    if reset is not None and now is not None and reset > 1e11:  # epoch ms (a small number is no epoch: ignored)
+        return max(0.0, reset / 1000.0 - now)
+    return None
+
+
 def as_int(v) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
@@ -107,7 +158,7 @@ def _gateway_refused_key(e: dict) -> bool:
     return e.get("type") == "no_db_connection" or as_str(e.get("message")) == "No connected db."
 
 
-def classify_error(status: int, err, headers: dict) -> Outcome:
+def classify_error(status: int, err, headers: dict, now: float | None = None) -> Outcome:
     """An error object (or a non-200 body) as an outcome: later, stop, or a final error for this photo."""
     e = as_dict(err)
     code = e.get("code")
@@ -115,7 +166,7 @@ def classify_error(status: int, err, headers: dict) -> Outcome:
     reason = as_str(meta.get("reason")) or ""
     if status == 402 or code == 402:
         if "in_flight" in reason:  # OpenRouter reserves credit per request in flight: wait, then retry
-            return Retry("402/in_flight", "rate", parse_retry_after(headers.get("retry-after")) or 2.0)
+            return Retry("402/in_flight", "rate", retry_hint(headers, now) or 2.0)
         return Fatal(error_text(status, err), "out of credits: add credits or lower the maximum concurrency, then resume the run")
     if _gateway_refused_key(e):
         return Fatal(error_text(status, err), "the gateway could not check the key (LiteLLM without its database "
@@ -127,22 +178,23 @@ def classify_error(status: int, err, headers: dict) -> Outcome:
                 return Failed(error_text(status, err))
         return Fatal(error_text(status, err), "the key was refused: check OPENROUTER_API_KEY, then resume the run")
     if isinstance(code, int) and code in RETRY_STATUSES:
-        return Retry(f"{status}/err{code}", rate_signal(code), parse_retry_after(headers.get("retry-after")))
+        return Retry(f"{status}/err{code}", rate_signal(code), retry_hint(headers, now))
     return Failed(error_text(status, err))
 
 
-def classify(status: int, headers: dict, body: bytes, endpoint: ReadsAnswers) -> Outcome:
-    """Decide what one HTTP response to a request of kind `endpoint` means. `headers` keys are lower-case."""
+def classify(status: int, headers: dict, body: bytes, endpoint: ReadsAnswers, now: float | None = None) -> Outcome:
+    """Decide what one HTTP response to a request of kind `endpoint` means. `headers` keys are lower-case; `now`
+    (epoch seconds, optional) lets an epoch reset hint count as a wait (see retry_hint)."""
     if status in RETRY_STATUSES:
-        return Retry(str(status), rate_signal(status), parse_retry_after(headers.get("retry-after")))
+        return Retry(str(status), rate_signal(status), retry_hint(headers, now))
     try:
         data = json.loads(body)
     except (ValueError, UnicodeDecodeError):
         return Retry(f"{status}/badjson", "failure")
     if not isinstance(data, dict):
         if status != 200:
-            return classify_error(status, data, headers)
+            return classify_error(status, data, headers, now)
         return Retry(f"{status}/notobject", "failure")
     if status != 200 or "error" in data and "choices" not in data and "answers" not in data:
-        return classify_error(status, data.get("error", data), headers)
+        return classify_error(status, data.get("error", data), headers, now)
     return endpoint.read_answer(data, as_dict(data.get("usage")), as_str(data.get("provider")))

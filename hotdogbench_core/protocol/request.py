@@ -91,8 +91,8 @@ class Request:
         head, tail = self._halves
         return b"".join((head, base64.b64encode(image), tail))
 
-    def classify(self, status: int, headers, body: bytes) -> Outcome:
-        outcome = classify(status, headers, body, self.endpoint)
+    def classify(self, status: int, headers, body: bytes, now: float | None = None) -> Outcome:
+        outcome = classify(status, headers, body, self.endpoint, now)
         if isinstance(outcome, Answer) and outcome.cost_usd is None:
             cost = header_cost(headers)
             if cost is not None:

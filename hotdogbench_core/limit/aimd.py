@@ -127,6 +127,12 @@ class AIMDLimiter(LimitHistory):
         self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
         return self.in_flight
 
+    def finish(self, kind: Feedback, latency: float | None = None, tag: str = "", retry_after: float | None = None,
+               sent_in_flight: int | None = None) -> None:
+        """A request came back (retry_after and sent_in_flight are ignored, as the reference did)."""
+        self.in_flight -= 1
+        self.feedback(kind, latency, tag)
+
     def _condition(self) -> asyncio.Condition:
         if self._cond is None:
             self._cond = asyncio.Condition()

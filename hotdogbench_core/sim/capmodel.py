@@ -1,10 +1,22 @@
-"""A tiny discrete-event model of a capped provider and of the runner's loop, on a fake clock.
+"""A discrete-event model of capped providers and of the runner's loop, on a fake clock.
 
-Not a test file: tests import it to drive a limiter deterministically (no sleeping, no sockets). The server
-has a token bucket (rate, burst) and/or an in-flight cap, answers 429 at once when a cap is hit (with an
-optional Retry-After), and otherwise after a lognormal latency, with random 5xx and dropped connections.
-The client asks `photos` photos through the limiter's synchronous gate (wait_time/start/finish) and retries
-as the runner does (Retry-After, else a jittered exponential back-off; at once after a dropped connection).
+Not a test file: tests and benchmarks import it to drive limiters deterministically (no sleeping, no sockets).
+
+Server side: a `Cap` is one counter a server enforces: a token bucket (rate, burst), a fixed window (n requests
+per clock-aligned window of `period` seconds, refused past n, refilled at the boundary), or an in-flight cap. A
+request passes every cap on its path (a key-wide cap and/or the model's own) or is refused at once with 429 (or
+402 for an in-flight budget), carrying what that server would send: Retry-After none / exact / fixed / a large
+fixed value on some refusals only, or a reset hint instead (OpenRouter's `X-RateLimit-Reset` in epoch ms,
+`x-ratelimit-reset-requests` like "6m0s", a gateway's `llm_provider-retry-after`). The client reads those headers
+with the runner's own parser (protocol.answers.retry_hint). Caps may move during the run (`scale(t)`: a fall and a
+recovery, a drift, an oscillation). Admitted requests answer after a lognormal latency that may grow with the
+load, with random 5xx, 200-errors and dropped connections; those still used the cap.
+
+Client side: one `Client` per model (or per process), each with its own limiter, asking `photos` photos the way
+the runner does: retries first, then fresh photos, through the limiter's synchronous gate (wait_time / start /
+finish); a refused photo waits its Retry-After (or reset hint) in full, else a jittered exponential back-off; at
+once after a dropped connection; it gives up only when its retry budget (seconds since its first attempt, or a
+count of attempts for the reference) is spent. Several clients in one run share the event loop and the caps.
 """
 from __future__ import annotations
 
@@ -12,6 +24,11 @@ import heapq
 import math
 import random
 from dataclasses import dataclass, field
+from typing import Callable
+
+from ..protocol.answers import retry_hint
+
+EPOCH = 1_800_000_000.0  # the fake clock's t=0 as a wall-clock epoch, for epoch-ms reset hints
 
 
 class FakeClock:
@@ -25,38 +42,151 @@ class FakeClock:
         self.t += s
 
 
+# -- caps that move ------------------------------------------------------------------------------------------
+def step(at: float, factor: float, until: float | None = None) -> Callable[[float], float]:
+    """The cap times `factor` from `at` seconds (back to 1 from `until`, if given)."""
+    return lambda t: factor if at <= t and (until is None or t < until) else 1.0
+
+
+def drift(at: float, to: float, over: float) -> Callable[[float], float]:
+    """A slow drift from 1 to `to` between `at` and `at + over` seconds, then held."""
+    return lambda t: 1.0 if t < at else to if t >= at + over else 1.0 + (to - 1.0) * (t - at) / over
+
+
+def oscillate(period: float, depth: float) -> Callable[[float], float]:
+    """1 - depth/2 + depth/2 * cos(2 pi t / period): between 1 and 1 - depth."""
+    return lambda t: 1.0 - depth / 2 + depth / 2 * math.cos(2 * math.pi * t / period)
+
+
+@dataclass
+class Cap:
+    kind: str  # "bucket" | "window" | "inflight"
+    rate: float = 0.0  # bucket: tokens per second
+    burst: float = 1.0  # bucket: capacity (starts full)
+    n: int = 0  # window: requests per window; inflight: requests being served at once
+    period: float = 60.0  # window length, seconds
+    phase: float = 0.0  # window boundaries at phase + k * period (clock-aligned, not the client's start)
+    status: int = 429  # 402 for an in-flight budget
+    retry_after: str = "none"  # none | exact | fixed | large | reset_ms | reset_requests | gateway
+    retry_after_s: float = 1.0  # fixed, large and gateway: the value sent
+    large_share: float = 1.0  # large: share of refusals that carry it (the others carry nothing)
+    scale: Callable[[float], float] | None = None  # t (seconds from start) -> cap multiplier
+    # state
+    tokens: float | None = None
+    last: float = 0.0
+    window_idx: int | None = None
+    used: int = 0
+    in_flight: int = 0
+
+    def factor(self, t: float) -> float:
+        return 1.0 if self.scale is None else self.scale(t)
+
+    def limit_now(self, t: float) -> float:
+        """The cap in requests per second (bucket, window) or requests in flight, as it is at t."""
+        f = self.factor(t)
+        return {"bucket": self.rate * f, "window": self.n * f / self.period, "inflight": self.n * f}[self.kind]
+
+    def check(self, t: float) -> float | None:
+        """None if a request may pass at t (seconds from start), else the real wait (inf: unknown)."""
+        f = self.factor(t)
+        if self.kind == "inflight":
+            return None if self.in_flight < max(1, round(self.n * f)) else math.inf
+        if self.kind == "window":
+            idx = math.floor((t - self.phase) / self.period)
+            if idx != self.window_idx:
+                self.window_idx, self.used = idx, 0
+            if self.used < max(1, round(self.n * f)):
+                return None
+            return self.phase + (idx + 1) * self.period - t
+        rate = self.rate * f
+        burst = max(1.0, self.burst * f)
+        if self.tokens is None:
+            self.tokens = burst
+        else:
+            self.tokens = min(burst, self.tokens + (t - self.last) * rate)
+        self.last = t
+        return None if self.tokens >= 1 - 1e-9 else (1 - self.tokens) / rate
+
+    def take(self) -> None:
+        if self.kind == "inflight":
+            self.in_flight += 1
+        elif self.kind == "window":
+            self.used += 1
+        else:
+            self.tokens -= 1.0
+
+    def headers(self, wait: float, now: float, rng: random.Random) -> dict:
+        """What the refusal carries, as lower-case headers."""
+        mode = self.retry_after
+        exact = None if math.isinf(wait) else math.ceil(wait * 1000) / 1000
+        if mode == "exact":
+            return {"retry-after": str(exact if exact is not None else self.retry_after_s)}
+        if mode == "fixed":
+            return {"retry-after": f"{self.retry_after_s:g}"}
+        if mode == "large":
+            return {"retry-after": f"{self.retry_after_s:g}"} if rng.random() < self.large_share else {}
+        if mode == "gateway":
+            return {"llm_provider-retry-after": f"{self.retry_after_s:g}"}
+        reset = exact if exact is not None else self.retry_after_s
+        if mode == "reset_ms":
+            return {"x-ratelimit-reset": str(int((EPOCH + now + reset) * 1000))}
+        if mode == "reset_requests":
+            m, s = divmod(math.ceil(reset), 60)
+            return {"x-ratelimit-reset-requests": f"{m}m{s}s" if m else f"{s}s"}
+        return {}
+
+
 @dataclass
 class Server:
-    rate: float | None = None  # token bucket refill per second
-    burst: int = 10
-    max_in_flight: int | None = None
+    """Per model: the caps on its path (shared Cap objects make a key-wide cap) and how it answers."""
+    caps: list[Cap] = field(default_factory=list)
     latency: float = 0.2  # median seconds
     sigma: float = 0.3
+    load_latency: float = 0.0  # latency grows by this fraction per `load_ref` requests in flight on the server
+    load_ref: int = 100
     error_5xx: float = 0.0
+    error_200: float = 0.0
     drop: float = 0.0
-    retry_after: str = "none"  # "none" | "exact" | "fixed"
-    retry_after_s: float = 1.0
+    refuse_402: float = 0.0  # share of requests refused at once with 402 in-flight budget, Retry-After: 1
     reject_latency: float = 0.001
-    in_flight: int = 0
-    tokens: float | None = None
-    bucket_t: float = 0.0
 
-    def admit(self, now: float) -> tuple[bool, float | None]:
-        """(admitted?, Retry-After for a reject)."""
-        if self.max_in_flight is not None and self.in_flight >= self.max_in_flight:
-            return False, None if self.retry_after == "none" else self.retry_after_s
-        if self.rate is not None:
-            if self.tokens is None:
-                self.tokens = float(self.burst)
-            else:
-                self.tokens = min(float(self.burst), self.tokens + (now - self.bucket_t) * self.rate)
-            self.bucket_t = now
-            if self.tokens < 1.0 - 1e-9:
-                wait = (1.0 - self.tokens) / self.rate
-                ra = {"none": None, "exact": math.ceil(wait * 1000) / 1000, "fixed": self.retry_after_s}
-                return False, ra[self.retry_after]
-            self.tokens -= 1.0
-        return True, None
+
+@dataclass
+class Client:
+    """One model's run: its limiter, its server path, its retry rules, and what happened."""
+    limiter: object
+    server: Server
+    photos: int
+    retry_budget_s: float | None = 180.0  # give up after this long since the first attempt (None: max_attempts)
+    max_attempts: int = 8
+    max_backoff_s: float = 20.0
+    backoff: Callable | None = None  # (attempts, signal, retry_after, rng) -> seconds; default: the runner's rule
+    start_at: float = 0.0  # seconds after the run's start
+    # results
+    sends: list = field(default_factory=list)  # (t, admitted?, refused?) per attempt, seconds from start
+    done: int = 0
+    exhausted: int = 0
+    early_retries: int = 0  # retries sent before their Retry-After had passed
+    attempts: int = 0
+    rejects: int = 0
+    failures: int = 0
+    finished_at: float | None = None
+    fresh_done_at: float | None = None  # when the last fresh photo was first sent (seconds from start)
+    answered: list = field(default_factory=list)  # send times of the attempts answered successfully
+    # loop state
+    fresh: int = 0
+    retries: list = field(default_factory=list)  # heap of (not before, seq, attempts, first_t, RA deadline)
+    wake_at: float | None = None
+
+    def delay(self, attempts: int, signal: str, ra: float | None, rng: random.Random) -> float:
+        if self.backoff is not None:
+            return self.backoff(attempts, signal, ra, rng)
+        if ra is not None:
+            return ra
+        if signal == "transport":
+            return 0.0
+        base = getattr(self.limiter, "RETRY_BASE_S", 0.5)
+        return min(self.max_backoff_s, base * 2 ** attempts) * rng.random()
 
 
 @dataclass
@@ -65,135 +195,150 @@ class Outcome:
     attempts: int
     rejects: int
     failures: int
-    early_retries: int  # retries sent before their Retry-After had passed
+    early_retries: int
     max_in_flight_seen: int
-    windows: list = field(default_factory=list)
+    exhausted: int = 0
 
 
-def run(limiter, clock: FakeClock, server: Server, photos: int, *, seed: int = 0, max_attempts: int = 8,
-        max_backoff: float = 20.0, changes: dict[float, dict] | None = None, until: float | None = None,
-        hold_slots: bool = False) -> Outcome:
-    """Ask `photos` photos; `changes` {seconds from start: {server field: value}} alters the server mid-run.
-    hold_slots: a throttled request keeps its slot (counts in flight) until its retry goes, which may always go."""
+def simulate(clients: list[Client], clock: FakeClock, *, seed: int = 0, until: float | None = None) -> float:
+    """Run every client to the end (or `until` seconds); returns the wall time. Results are on the clients."""
     rng = random.Random(seed)
-    t_start = clock()
-    events: list = []  # (time, seq, kind, payload)
+    t0 = clock()
+    events: list = []
     seq = 0
 
-    def push(t, kind, payload=None):
+    def push(t, kind, payload):
         nonlocal seq
         seq += 1
         heapq.heappush(events, (t, seq, kind, payload))
 
-    for dt, change in sorted((changes or {}).items()):
-        push(t_start + dt, "change", change)
-    fresh = photos
-    retries: list = []  # (not_before, seq, attempts, retry_after deadline)
-    done = attempts = rejects = failures = early = peak = 0
-    wake_at = retry_wake = None
-    while done < photos:
-        now = clock()
-        if until is not None and now - t_start > until:
-            break
-        # start what the gate allows now
+    for c in clients:
+        c.fresh = c.photos
+        push(t0 + c.start_at, "wake", c)
+    active = set(range(len(clients)))
+
+    def pump(c: Client, now: float) -> None:
+        nonlocal seq
+        if now < t0 + c.start_at:
+            return
+        lim = c.limiter
         while True:
-            item = None
-            if retries and retries[0][0] <= now:
-                item = heapq.heappop(retries)
-            elif fresh > 0:
-                item = (now, 0, 0, None, False)  # (not before, seq, attempts, Retry-After deadline, holds a slot)
-            if item is None:
+            if c.retries and c.retries[0][0] <= now:
+                item = c.retries[0]
+            elif c.fresh > 0:
+                item = None
+            else:
                 break
-            if item[4]:
-                limiter.in_flight -= 1  # its own slot, kept since the 429: start() takes it again
-            wait = 0.0 if item[4] else limiter.wait_time(now)
+            wait = lim.wait_time(now)
             if wait > 0:
-                if item[2] == 0:
-                    pass  # fresh photo goes back (it was not taken)
-                else:
-                    heapq.heappush(retries, item)
-                if not math.isinf(wait) and (wake_at is None or wake_at > now + wait):
-                    wake_at = now + wait
-                    push(wake_at, "wake")
+                if not math.isinf(wait) and (c.wake_at is None or c.wake_at > now + wait or c.wake_at <= now):
+                    c.wake_at = now + wait
+                    push(c.wake_at, "wake", c)
                 break
-            if item[2] == 0:
-                fresh -= 1
-            if item[3] is not None and now < item[3] - 1e-9:
-                early += 1
-            k = limiter.start(now)
-            attempts += 1
-            peak = max(peak, server.in_flight)
-            ok, ra = server.admit(now)
-            n_attempts = item[2] + 1
-            if not ok:
-                push(now + server.reject_latency, "reply", ("rate", server.reject_latency, ra, n_attempts, k))
+            if item is not None:
+                heapq.heappop(c.retries)
+                _, _, n, first_t, deadline = item
+                if deadline is not None and now < deadline - 1e-9:
+                    c.early_retries += 1
+            else:
+                c.fresh -= 1
+                n, first_t = 0, now
+                if c.fresh == 0:
+                    c.fresh_done_at = now - t0
+            k = lim.start(now)
+            c.attempts += 1
+            t = now - t0
+            srv = c.server
+            refusal = None
+            if srv.refuse_402 and rng.random() < srv.refuse_402:
+                c.sends.append((t, False, True))
+                push(now + srv.reject_latency, "reply", (c, "rate", srv.reject_latency, 1.0, n + 1, first_t, k, None))
                 continue
-            server.in_flight += 1
-            peak = max(peak, server.in_flight)
-            lat = rng.lognormvariate(math.log(server.latency), server.sigma) if server.sigma else server.latency
+            for cap in srv.caps:
+                wait_cap = cap.check(t)
+                if wait_cap is not None:
+                    refusal = (cap, wait_cap)
+                    break
+            if refusal is not None:
+                cap, wait_cap = refusal
+                c.sends.append((t, False, True))
+                ra = retry_hint(cap.headers(wait_cap, t, rng), EPOCH + t)
+                signal = "rate"
+                push(now + srv.reject_latency, "reply", (c, signal, srv.reject_latency, ra, n + 1, first_t, k, None))
+                continue
+            for cap in srv.caps:
+                cap.take()
+            c.sends.append((t, True, False))
+            load = sum(cap.in_flight for cap in srv.caps if cap.kind == "inflight") if srv.load_latency else 0
+            med = srv.latency * (1 + srv.load_latency * load / srv.load_ref) if srv.load_latency else srv.latency
+            lat = rng.lognormvariate(math.log(med), srv.sigma) if srv.sigma else med
             r = rng.random()
-            kind = "failure" if r < server.error_5xx else "transport" if r < server.error_5xx + server.drop \
-                else "success"
-            push(now + lat, "reply", (kind, lat, None, n_attempts, k, True))
-        if retries and retries[0][0] > now and retry_wake != retries[0][0]:
-            retry_wake = retries[0][0]
-            push(retry_wake, "wake")
-        if not events:
-            break
+            kind = "failure" if r < srv.error_5xx + srv.error_200 else \
+                "transport" if r < srv.error_5xx + srv.error_200 + srv.drop else "success"
+            push(now + lat, "reply", (c, kind, lat, None, n + 1, first_t, k, srv.caps))
+        if c.retries and c.retries[0][0] > now:
+            nxt = c.retries[0][0]
+            if c.wake_at is None or c.wake_at <= now or nxt < c.wake_at:
+                c.wake_at = nxt
+                push(nxt, "wake", c)
+
+    while active and events:
         t, _, kind, payload = heapq.heappop(events)
+        if until is not None and t - t0 > until:
+            break
         clock.t = max(clock.t, t)
+        now = clock.t
         if kind == "wake":
-            if wake_at is not None and t >= wake_at:
-                wake_at = None
+            c = payload
+            if c.wake_at is not None and t >= c.wake_at:
+                c.wake_at = None
+            pump(c, now)
             continue
-        if kind == "change":
-            for k, v in payload.items():
-                setattr(server, k, v)
-            continue
-        fb, lat, ra, n_attempts, k, *admitted = payload
-        if admitted:
-            server.in_flight -= 1
-        limiter.finish(fb, lat, "429" if fb == "rate" else fb, ra, k)
-        held = hold_slots and fb == "rate" and n_attempts < max_attempts
-        if held:
-            limiter.in_flight += 1  # kept until the retry goes
+        c, fb, lat, ra, n, first_t, k, caps = payload
+        if caps is not None:
+            for cap in caps:
+                if cap.kind == "inflight":
+                    cap.in_flight -= 1
+        c.limiter.finish(fb, lat, "429" if fb == "rate" else fb, ra, k)
         if fb == "success":
-            done += 1
-            continue
-        rejects += fb == "rate"
-        failures += fb != "rate"
-        if n_attempts >= max_attempts:
-            done += 1
-            continue
-        base = getattr(limiter, "RETRY_BASE_S", None) or getattr(getattr(limiter, "lim", None), "RETRY_BASE_S", 0.5)
-        delay = ra if ra is not None else 0.0 if fb == "transport" else \
-            min(max_backoff, base * 2 ** n_attempts) * rng.random()
-        heapq.heappush(retries, (clock() + delay, seq, n_attempts, clock() + ra if ra is not None else None, held))
-        seq += 1
-    return Outcome(clock() - t_start, attempts, rejects, failures, early, peak)
+            c.done += 1
+            c.answered.append(now - lat - t0)
+        else:
+            c.rejects += fb == "rate"
+            c.failures += fb != "rate"
+            spent = now - first_t
+            if (c.retry_budget_s is None and n >= c.max_attempts) or \
+                    (c.retry_budget_s is not None and spent >= c.retry_budget_s):
+                c.done += 1
+                c.exhausted += 1
+            else:
+                delay = c.delay(n, fb, ra, rng)
+                seq += 1
+                heapq.heappush(c.retries, (now + delay, seq, n, first_t, now + ra if ra is not None else None))
+        if c.done >= c.photos:
+            c.finished_at = now - t0
+            active.discard(clients.index(c))
+        # an answer frees a slot for this client; other clients are not affected by its limiter
+        pump(c, now)
+    return clock() - t0
 
 
-class ReferenceGate:
-    """The reference AIMDLimiter behind the same synchronous gate (window only, no pacing)."""
+def run(limiter, clock: FakeClock, server, photos: int, *, seed: int = 0, max_attempts: int = 8,
+        retry_budget_s: float | None = None, until: float | None = None, changes: dict | None = None) -> Outcome:
+    """One client against one server (a Server, or the old keyword form via `legacy_server`)."""
+    if not isinstance(server, Server):
+        server = legacy_server(**server) if isinstance(server, dict) else server
+    c = Client(limiter, server, photos, retry_budget_s=retry_budget_s, max_attempts=max_attempts)
+    wall = simulate([c], clock, seed=seed, until=until)
+    peak = 0
+    return Outcome(wall, c.attempts, c.rejects, c.failures, c.early_retries, peak, c.exhausted)
 
-    def __init__(self, lim):
-        self.lim = lim
 
-    @property
-    def in_flight(self) -> int:
-        return self.lim.in_flight
-
-    @in_flight.setter
-    def in_flight(self, value: int) -> None:
-        self.lim.in_flight = value
-
-    def wait_time(self, now=None):
-        return 0.0 if self.lim.in_flight < self.lim.limit else math.inf
-
-    def start(self, now=None):
-        self.lim.in_flight += 1
-        return self.lim.in_flight
-
-    def finish(self, kind, latency=None, tag="", retry_after=None, sent_in_flight=None):
-        self.lim.in_flight -= 1
-        self.lim.feedback(kind, latency, tag)
+def legacy_server(rate=None, burst=10, max_in_flight=None, latency=0.2, sigma=0.3, error_5xx=0.0, drop=0.0,
+                  retry_after="none", retry_after_s=1.0) -> Server:
+    caps = []
+    if max_in_flight is not None:
+        caps.append(Cap("inflight", n=max_in_flight, retry_after=retry_after, retry_after_s=retry_after_s))
+    if rate is not None:
+        caps.append(Cap("bucket", rate=rate, burst=burst, retry_after=retry_after, retry_after_s=retry_after_s))
+    return Server(caps, latency=latency, sigma=sigma, error_5xx=error_5xx, drop=drop)

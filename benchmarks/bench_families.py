@@ -1,0 +1,261 @@
+"""The limiter against randomized scenario families on the fake-clock model: one table, families x policies.
+
+    uv run --group bench python benchmarks/bench_families.py [--fast] [--draws 100] [--families a,b] [--policies ...]
+        [--held-out] [--jobs 2]
+
+Each family (benchmarks/scenarios.py) is drawn `--draws` times (seeds 0..N-1; --held-out: the seeds in
+scenarios.HELD_OUT instead, never tuned on); every policy meets the same draws. Policies: `adaptive` (the default
+limiter, hotdogbench_core/limit/paced.py, with its key coordinator when several models share a process),
+`reference` (the reference AIMD with its 8 attempts) and `aws` (botocore's adaptive retry mode, benchmarks/
+aws_adaptive.py, wired on the fake clock). The client loop is the runner's (sim/capmodel.py): retries budgeted in
+time (180 s) for adaptive and aws, 8 attempts for reference.
+
+Definitions (per draw; the table shows the median and the worst draw):
+- utilization: requests the cap admitted / requests the cap allowed, over the saturated part of the run: from the
+  start until 85% of the photos had been answered (sent for the last time); after that the run has too few photos
+  left to fill the cap, and only waits for stragglers (a retry's back-off or Retry-After). Allowed: a token
+  bucket's burst + the integral of its rate as it moved; an in-flight cap n: the integral of n / mean latency; a
+  fixed window: n for every window the span touches (the windows are clock-aligned, so the first one's quota is
+  whole at the start) and admitted counts every admission in them; both caps at once: the one more used. Admitted includes requests that then failed (5xx, drop): they used the cap, so
+  noise costs goodput whatever the limiter does. Several models on one key-wide cap: all of them together,
+  until the first runs out of fresh photos; each behind its own cap: the worst model.
+- throttled: 429/402 refusals / attempts, the whole run (two processes: the worse process).
+- fairness: Jain's index (sum x)^2 / (n sum x^2) of the models' (processes') admitted requests over that span.
+- down s: after a cap halves, the first s such that the refusals are under 10% of the sends in [s, s + 3 s].
+- up s: after it doubles, the first s such that the admitted rate over [s, s + 1 s] is >= 90% of the new cap.
+- lost: photos that ended as "retries exhausted"; early: retries sent before their Retry-After had passed.
+Targets (issue 10): utilization >= 90% worst, >= 95% median; throttled <= 5% worst, <= 2% median; shared cap in one
+process: >= 90%, fairness >= 0.95, throttled <= 5%; two processes: >= 85%, fairness >= 0.9, throttled <= 10%;
+down <= 3 s, up <= 10 s.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchlib import machine, table  # noqa: E402
+from scenarios import FAMILIES, HELD_OUT, draw  # noqa: E402
+
+from hotdogbench_core.limit.aimd import AIMDLimiter  # noqa: E402
+from hotdogbench_core.limit.paced import PacedLimiter  # noqa: E402
+from hotdogbench_core.sim.capmodel import Client, FakeClock, simulate  # noqa: E402
+
+POLICIES = ("adaptive", "reference", "aws")
+START, MAX = 8, 256  # the runner's default start and max concurrency
+
+
+def make_clients(policy: str, setup, clock):
+    if policy == "aws":
+        from aws_adaptive import AwsAdaptiveLimiter
+    clients = []
+    key = None
+    if policy == "adaptive" and setup.shared and not setup.processes and len(setup.servers) > 1:
+        from hotdogbench_core.limit.paced import KeyCoordinator
+        key = KeyCoordinator()
+    for server, photos in zip(setup.servers, setup.photos):
+        if policy == "adaptive":
+            lim = PacedLimiter(START, MAX, clock=clock, key=key) if key else PacedLimiter(START, MAX, clock=clock)
+            clients.append(Client(lim, server, photos, retry_budget_s=180.0))
+        elif policy == "reference":
+            clients.append(Client(AIMDLimiter(START, MAX, clock=clock), server, photos, retry_budget_s=None,
+                                  max_attempts=8))
+        else:
+            lim = AwsAdaptiveLimiter(START, MAX, clock=clock)
+            clients.append(Client(lim, server, photos, retry_budget_s=180.0, backoff=lim.backoff))
+    return clients
+
+
+def _allowed(cap, t0: float, t1: float, mean_latency: float) -> float:
+    if t1 <= t0:
+        return 0.0
+    steps = max(1, int((t1 - t0) / 0.05))
+    dt = (t1 - t0) / steps
+    if cap.kind == "bucket":
+        integral = sum(cap.rate * cap.factor(t0 + (i + 0.5) * dt) for i in range(steps)) * dt
+        return max(1.0, cap.burst * cap.factor(0.0)) + integral
+    if cap.kind == "inflight":
+        return sum(cap.n * cap.factor(t0 + (i + 0.5) * dt) for i in range(steps)) * dt / mean_latency
+    raise ValueError(cap.kind)
+
+
+def _windows(cap, t1: float) -> list[tuple[float, float, int]]:
+    """Every window the span [0, t1] touches (the first starts before the run: clock-aligned, its quota is whole)."""
+    first = math.floor((0.0 - cap.phase) / cap.period)
+    out = []
+    k = first
+    while cap.phase + k * cap.period < t1:
+        a = cap.phase + k * cap.period
+        out.append((a, a + cap.period, max(1, round(cap.n * cap.factor(a)))))
+        k += 1
+    return out
+
+
+def utilization(setup, clients: list[Client], group: list[int], span: float) -> float:
+    caps = setup.measure[group[0]]
+    sends = [t for i in group for t, ok, _ in clients[i].sends if ok]
+    best = []
+    for cap in caps:
+        if cap.kind == "window":
+            wins = _windows(cap, span)
+            if not wins:
+                continue
+            admitted = sum(1 for t in sends if any(a <= t < b for a, b, _ in wins))
+            best.append(admitted / sum(n for _, _, n in wins))
+        else:
+            admitted = sum(1 for t in sends if t < span)
+            allowed = _allowed(cap, 0.0, span, setup.mean_latency)
+            if allowed > 0:
+                best.append(admitted / allowed)
+    return 100 * max(best) if best else float("nan")  # the binding cap: the one most used
+
+
+SATURATED = 0.85  # the saturated part of a run: until this share of its photos was answered
+
+
+def saturated(c: Client, wall: float) -> float:
+    """When SATURATED of the client's photos had been sent for the last time (answered); the rest is its tail."""
+    answered = sorted(c.answered)
+    k = math.ceil(SATURATED * c.photos)
+    return answered[k - 1] if len(answered) >= k else wall
+
+
+def jain(xs: list[float]) -> float:
+    return sum(xs) ** 2 / (len(xs) * sum(x * x for x in xs)) if any(xs) else 1.0
+
+
+def recovery(setup, clients: list[Client]) -> tuple[float | None, float | None]:
+    sends = sorted((t, ok, refused) for c in clients for t, ok, refused in c.sends)
+    cap = setup.measure[0][0]
+    down = up = None
+    if setup.halve_at is not None:
+        for i in range(0, 61):
+            a = setup.halve_at + 0.25 * i
+            window = [r for t, _, r in sends if a <= t < a + 3.0]
+            if window and sum(window) / len(window) < 0.10:
+                down = 0.25 * i
+                break
+        else:
+            down = math.inf
+    if setup.double_at is not None:
+        new = cap.limit_now(setup.double_at + 0.01)
+        for i in range(0, 121):
+            a = setup.double_at + 0.25 * i
+            n = sum(1 for t, ok, _ in sends if ok and a <= t < a + 1.0)
+            if n >= 0.9 * new:
+                up = 0.25 * i
+                break
+        else:
+            up = math.inf
+    return down, up
+
+
+def run_draw(args: tuple[str, int, str]) -> dict:
+    family, seed, policy = args
+    d = draw(family, seed)
+    setup = d.make()
+    clock = FakeClock(0.0)
+    clients = make_clients(policy, setup, clock)
+    wall = simulate(clients, clock, seed=seed, until=1500.0)
+    spans = [saturated(c, wall) for c in clients]
+    attempts = sum(c.attempts for c in clients)
+    rejects = sum(c.rejects for c in clients)
+    out = {"family": family, "seed": seed, "policy": policy, "wall": wall,
+           "lost": sum(c.exhausted for c in clients), "early": sum(c.early_retries for c in clients),
+           "throttled": 100 * rejects / max(1, attempts), "params": d.describe()}
+    n = len(clients)
+    if setup.shared:
+        span = min(spans)
+        out["util"] = utilization(setup, clients, list(range(n)), span)
+        admitted = [sum(1 for t, ok, _ in c.sends if ok and t < span) for c in clients]
+        out["fair"] = jain(admitted)
+        if setup.processes:
+            out["throttled"] = max(100 * c.rejects / max(1, c.attempts) for c in clients)
+    else:
+        out["util"] = min(utilization(setup, clients, [i], spans[i]) for i in range(n))
+        out["fair"] = None
+    out["down"], out["up"] = recovery(setup, clients)
+    out["why"] = why(d, out)
+    return out
+
+
+def why(d, r: dict) -> str:
+    """Why a draw misses a target that no limiter could meet there (shown, not dropped)."""
+    p = d.params
+    if d.family == "large_ra" and r["util"] < 90 and p.get("ra_s", 0) >= 20:
+        return f"the last photos wait a {p['ra_s']} s Retry-After"
+    return ""
+
+
+def summarize(rows: list[dict]) -> list:
+    def med(key):
+        xs = [r[key] for r in rows if r[key] is not None]
+        return statistics.median(xs) if xs else None
+
+    def worst(key, low=True):
+        xs = [r[key] for r in rows if r[key] is not None]
+        return (min(xs) if low else max(xs)) if xs else None
+
+    def f(x, digits=1):
+        return "-" if x is None else "inf" if math.isinf(x) else f"{x:.{digits}f}"
+
+    whys = sorted({r["why"] for r in rows if r["why"]})
+    return [f(med("util")), f(worst("util")), f(med("throttled")), f(worst("throttled", False)),
+            f(med("fair"), 2), f(worst("fair"), 2), f(med("down")), f(worst("down", False)), f(med("up")),
+            f(worst("up", False)), sum(r["lost"] for r in rows), sum(r["early"] for r in rows),
+            "; ".join(whys)[:60]]
+
+
+HEADER = ["family", "policy", "util % med", "worst", "throttled % med", "worst", "fair med", "worst", "down s med",
+          "worst", "up s med", "worst", "lost", "early", "why (unreachable draws)"]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--fast", action="store_true", help="20 draws per family (under 2 minutes on 2 cores)")
+    ap.add_argument("--draws", type=int, default=100)
+    ap.add_argument("--families", default=",".join(FAMILIES))
+    ap.add_argument("--policies", default=",".join(POLICIES))
+    ap.add_argument("--held-out", action="store_true", help="the held-out seeds (scenarios.HELD_OUT) only")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--worst", action="store_true", help="print the worst draw of each row")
+    args = ap.parse_args(argv)
+    draws = 20 if args.fast else args.draws
+    seeds = list(HELD_OUT) if args.held_out else list(range(draws))
+    families = args.families.split(",")
+    policies = args.policies.split(",")
+    for f in families:
+        if f not in FAMILIES:
+            ap.error(f"unknown family {f!r} (known: {', '.join(FAMILIES)})")
+    print(f"# bench_families: {machine()}; {len(seeds)} draws per family"
+          + (" (held-out seeds)" if args.held_out else ""), flush=True)
+    t0 = time.perf_counter()
+    jobs = [(f, s, p) for f in families for p in policies for s in seeds]
+    if args.jobs > 1:
+        with ProcessPoolExecutor(args.jobs) as ex:
+            results = list(ex.map(run_draw, jobs, chunksize=4))
+    else:
+        results = [run_draw(j) for j in jobs]
+    rows = []
+    for f in families:
+        for p in policies:
+            rs = [r for r in results if r["family"] == f and r["policy"] == p]
+            rows.append([f, p] + summarize(rs))
+            if args.worst:
+                w = min(rs, key=lambda r: r["util"])
+                t = max(rs, key=lambda r: r["throttled"])
+                print(f"  {f}/{p}: worst util seed {w['seed']} {w['util']:.1f}% ({w['params']}); "
+                      f"worst throttled seed {t['seed']} {t['throttled']:.1f}% ({t['params']})", flush=True)
+    print(table(rows, HEADER))
+    print("\nfamilies: " + "; ".join(f"{k}: {v[0]}" for k, v in FAMILIES.items() if k in families))
+    print(f"\n(benchmark took {time.perf_counter() - t0:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

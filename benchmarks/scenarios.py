@@ -1,0 +1,268 @@
+"""Scenario families for the limiter: each family is a set of seeded draws over its parameters.
+
+    from scenarios import FAMILIES, draw
+    d = draw("window", seed=7)   # a Draw: its parameters (d.params) and d.make() -> fresh servers for one run
+
+A draw is deterministic in (family, seed). make() builds new cap objects every time (caps hold state), so every
+policy meets the same server from the same start. Seeds HELD_OUT are never used while tuning (bench_families.py
+reports them apart); tuning draws use seeds from 0 up.
+
+What the families cover (ISSUE 10): token buckets with a burst of 0-10x the rate, in-flight caps (429 or a 402
+in-flight budget), both at once, fixed clock-aligned windows (N per 10 s or per minute); Retry-After none / exact /
+fixed small (0.5-2 s) / fixed large (5-60 s on some 429s only) and the reset hints sent instead of it; caps that
+move (a fall to 30-70% and a recovery, a slow drift, an oscillation, a halving then a doubling); 2-8 models behind
+one key-wide cap or behind caps of their own, and two processes on one key; latency 0.1-5 s, and latency that
+grows with load; failure noise (5xx, 200-errors, drops) 0-8% and random 402s.
+"""
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, field
+from typing import Callable
+
+from hotdogbench_core.sim.capmodel import Cap, Server, drift, oscillate, step
+
+MAX_CONCURRENCY = 256  # the runner's default: no draw may need more than ~70% of it in flight
+HELD_OUT = tuple(range(10_000, 10_010))  # never tuned on
+
+
+@dataclass
+class Setup:
+    """What one run meets: one Server and a photo count per client, and how to score it."""
+    servers: list[Server]
+    photos: list[int]
+    measure: list[list[Cap]]  # per client: the caps its utilization is judged against (the binding path)
+    shared: bool = False  # the clients' caps are one key-wide cap (judged together, fairness among them)
+    processes: bool = False  # the clients are separate processes (no coordinator among them)
+    halve_at: float | None = None  # seconds: the cap halves here ...
+    double_at: float | None = None  # ... and doubles back here
+    mean_latency: float = 0.2
+
+
+@dataclass
+class Draw:
+    family: str
+    seed: int
+    params: dict
+    make: Callable[[], Setup] = field(repr=False)
+
+    def describe(self) -> str:
+        return ", ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in self.params.items())
+
+
+def _logu(rng: random.Random, lo: float, hi: float) -> float:
+    return math.exp(rng.uniform(math.log(lo), math.log(hi)))
+
+
+def _latency(rng: random.Random, lo=0.1, hi=5.0) -> tuple[float, float]:
+    return _logu(rng, lo, hi), rng.uniform(0.2, 0.6)
+
+
+def _mean(lat: float, sigma: float) -> float:
+    return lat * math.exp(sigma * sigma / 2)
+
+
+def _rate_for(rng: random.Random, mean_lat: float, lo: float, hi: float) -> float:
+    """A rate cap the runner can reach: at most 70% of MAX_CONCURRENCY in flight at this latency."""
+    return _logu(rng, lo, max(lo * 1.01, min(hi, 0.7 * MAX_CONCURRENCY / mean_lat)))
+
+
+def _ra(rng: random.Random, modes=("none", "exact", "fixed")) -> dict:
+    mode = rng.choice(modes)
+    return {"retry_after": mode, "retry_after_s": round(rng.uniform(0.5, 2.0), 1) if mode == "fixed" else 1.0}
+
+
+def _photos(rate: float, seconds: float, extra: float = 0.0) -> int:
+    return max(50, int(rate * seconds + extra))
+
+
+# -- the families --------------------------------------------------------------------------------------------
+def _bucket(rng, seed):
+    lat, sigma = _latency(rng)
+    rate = _rate_for(rng, _mean(lat, sigma), 5, 200)
+    burst = max(1.0, round(rng.uniform(0, 10) * rate))
+    ra = _ra(rng)
+    p = dict(rate=rate, burst=burst, latency=lat, sigma=sigma, **ra)
+    return p, lambda: Setup([Server([c := Cap("bucket", rate=rate, burst=burst, **ra)], latency=lat, sigma=sigma)],
+                            [_photos(rate, 40, burst)], [[c]], mean_latency=_mean(lat, sigma))
+
+
+def _window(rng, seed, modes=("none", "exact", "fixed")):
+    period = rng.choice((10.0, 60.0))
+    lat, sigma = _latency(rng, 0.1, 2.0)
+    rate = _rate_for(rng, _mean(lat, sigma), 2 if period == 60 else 5, 20 if period == 60 else 100)
+    n = max(20, round(rate * period))
+    phase = round(rng.uniform(0, period), 2)
+    ra = _ra(rng, modes)
+    if ra["retry_after"] == "gateway":
+        ra["retry_after_s"] = 60.0  # LiteLLM: llm_provider-retry-after: 60, whatever the real wait
+    seconds = max(4 * period, 40)
+    p = dict(period=period, n=n, phase=phase, latency=lat, sigma=sigma, **ra)
+    return p, lambda: Setup([Server([c := Cap("window", n=n, period=period, phase=phase, **ra)], latency=lat,
+                                    sigma=sigma)], [_photos(n / period, seconds + period)], [[c]],
+                            mean_latency=_mean(lat, sigma))
+
+
+def _hints(rng, seed):
+    return _window(rng, seed, ("reset_ms", "reset_requests", "gateway"))
+
+
+def _inflight(rng, seed):
+    lat, sigma = _latency(rng)
+    n = rng.randint(4, 64)
+    status = rng.choice((429, 402))
+    ra = {"retry_after": "fixed", "retry_after_s": 1.0} if status == 402 else _ra(rng)
+    mean = _mean(lat, sigma)
+    p = dict(n=n, status=status, latency=lat, sigma=sigma, **ra)
+    return p, lambda: Setup([Server([c := Cap("inflight", n=n, status=status, **ra)], latency=lat, sigma=sigma)],
+                            [_photos(n / mean, 40)], [[c]], mean_latency=mean)
+
+
+def _both(rng, seed):
+    lat, sigma = _latency(rng)
+    mean = _mean(lat, sigma)
+    n = rng.randint(8, 64)
+    rate = n / mean * rng.uniform(0.6, 1.4)
+    burst = max(1.0, round(rng.uniform(0, 3) * rate))
+    ra = _ra(rng)
+    p = dict(n=n, rate=rate, burst=burst, latency=lat, sigma=sigma, **ra)
+
+    def make():
+        caps = [Cap("inflight", n=n, **ra), Cap("bucket", rate=rate, burst=burst, **ra)]
+        return Setup([Server(caps, latency=lat, sigma=sigma)], [_photos(min(rate, n / mean), 40, burst)], [caps],
+                     mean_latency=mean)
+    return p, make
+
+
+def _large_ra(rng, seed):
+    lat, sigma = _latency(rng, 0.1, 2.0)
+    value, share = round(rng.uniform(5, 60)), round(rng.uniform(0.05, 0.3), 2)
+    if rng.random() < 0.5:
+        rate = _rate_for(rng, _mean(lat, sigma), 5, 200)
+        burst = max(1.0, round(rng.uniform(0, 3) * rate))
+        p = dict(cap="bucket", rate=rate, burst=burst, ra_s=value, share=share, latency=lat, sigma=sigma)
+        make_cap = lambda: Cap("bucket", rate=rate, burst=burst, retry_after="large", retry_after_s=value,
+                               large_share=share)
+        photos = _photos(rate, 40, burst)
+    else:
+        rate = _rate_for(rng, _mean(lat, sigma), 5, 100)
+        n = max(20, round(rate * 10))
+        p = dict(cap="window 10 s", n=n, ra_s=value, share=share, latency=lat, sigma=sigma)
+        make_cap = lambda: Cap("window", n=n, period=10.0, phase=1.3, retry_after="large", retry_after_s=value,
+                               large_share=share)
+        photos = _photos(n / 10, 50)
+
+    def make():
+        c = make_cap()
+        return Setup([Server([c], latency=lat, sigma=sigma)], [photos], [[c]], mean_latency=_mean(lat, sigma))
+    return p, make
+
+
+def _moving(rng, seed):
+    lat, sigma = _latency(rng, 0.1, 2.0)
+    rate = _rate_for(rng, _mean(lat, sigma), 5, 150)
+    kind = rng.choice(("fall", "drift", "oscillation"))
+    if kind == "fall":
+        depth, at, dur = round(rng.uniform(0.3, 0.7), 2), round(rng.uniform(10, 20), 1), round(rng.uniform(10, 25))
+        scale, p = step(at, depth, at + dur), dict(move="fall", to=depth, at=at, lasting=dur)
+    elif kind == "drift":
+        to, over = round(rng.uniform(0.5, 1.6), 2), round(rng.uniform(30, 60))
+        scale, p = drift(5, to, over), dict(move="drift", to=to, over=over)
+    else:
+        period, depth = round(rng.uniform(10, 40)), round(rng.uniform(0.3, 0.6), 2)
+        scale, p = oscillate(period, depth), dict(move="oscillation", period=period, depth=depth)
+    ra = _ra(rng)
+    p.update(rate=rate, latency=lat, sigma=sigma, **ra)
+    return p, lambda: Setup([Server([c := Cap("bucket", rate=rate, burst=max(1.0, rate / 2), scale=scale, **ra)],
+                                    latency=lat, sigma=sigma)], [_photos(rate, 60)], [[c]],
+                            mean_latency=_mean(lat, sigma))
+
+
+def _step(rng, seed):
+    lat, sigma = _latency(rng, 0.1, 1.0)
+    rate = _rate_for(rng, _mean(lat, sigma), 10, 150)
+    halve, double = round(rng.uniform(15, 25), 1), round(rng.uniform(35, 45), 1)
+    ra = _ra(rng)
+    p = dict(rate=rate, halve_at=halve, double_at=double, latency=lat, sigma=sigma, **ra)
+    scale = step(halve, 0.5, double)
+    return p, lambda: Setup([Server([c := Cap("bucket", rate=rate, burst=max(1.0, rate / 4), scale=scale, **ra)],
+                                    latency=lat, sigma=sigma)], [_photos(rate, 60)], [[c]], halve_at=halve,
+                            double_at=double, mean_latency=_mean(lat, sigma))
+
+
+def _latency_family(rng, seed):
+    lat, sigma = _latency(rng)
+    growth = round(rng.uniform(0, 1.0), 2)
+    mean = _mean(lat, sigma) * (1 + growth)
+    rate = _rate_for(rng, mean, 5, 150)
+    ra = _ra(rng)
+    p = dict(rate=rate, latency=lat, sigma=sigma, growth_per_100=growth, **ra)
+    return p, lambda: Setup([Server([c := Cap("bucket", rate=rate, burst=max(1.0, rate / 2), **ra)], latency=lat,
+                                    sigma=sigma, load_latency=growth, load_ref=100)], [_photos(rate, 40)], [[c]],
+                            mean_latency=mean)
+
+
+def _noise(rng, seed):
+    lat, sigma = _latency(rng, 0.1, 2.0)
+    rate = _rate_for(rng, _mean(lat, sigma), 5, 150)
+    total = rng.uniform(0, 0.08)
+    parts = [rng.random() for _ in range(3)]
+    e5, e200, drop = (total * x / sum(parts) for x in parts)
+    r402 = round(rng.choice((0.0, rng.uniform(0, 0.02))), 4)
+    ra = _ra(rng)
+    p = dict(rate=rate, failures=total, refuse_402=r402, latency=lat, sigma=sigma, **ra)
+    return p, lambda: Setup([Server([c := Cap("bucket", rate=rate, burst=max(1.0, rate / 2), **ra)], latency=lat,
+                                    sigma=sigma, error_5xx=e5, error_200=e200, drop=drop, refuse_402=r402)],
+                            [_photos(rate, 40)], [[c]], mean_latency=_mean(lat, sigma))
+
+
+def _several(rng, seed, shared: bool, processes: bool = False):
+    k = 2 if processes else rng.randint(2, 8)
+    lat, sigma = _latency(rng, 0.1, 2.0)
+    mean = _mean(lat, sigma)
+    window = rng.random() < 0.3
+    ra = _ra(rng)
+    if shared:
+        rate = _rate_for(rng, mean * k, 10, 200)  # every model may need its share in flight
+        p = dict(models=k, cap="window 10 s" if window else "bucket", rate=rate, latency=lat, sigma=sigma, **ra)
+
+        def make():
+            cap = Cap("window", n=max(20, round(rate * 10)), period=10.0, phase=3.1, **ra) if window else \
+                Cap("bucket", rate=rate, burst=max(1.0, rate / 2), **ra)
+            return Setup([Server([cap], latency=lat, sigma=sigma) for _ in range(k)],
+                         [_photos(rate / k, 50 if window else 40)] * k, [[cap]] * k, shared=True,
+                         processes=processes, mean_latency=mean)
+    else:
+        rates = [_rate_for(rng, mean, 5, 150) for _ in range(k)]
+        p = dict(models=k, cap="own buckets", rates="/".join(f"{r:.0f}" for r in rates), latency=lat, sigma=sigma,
+                 **ra)
+
+        def make():
+            caps = [Cap("bucket", rate=r, burst=max(1.0, r / 2), **ra) for r in rates]
+            return Setup([Server([c], latency=lat, sigma=sigma) for c in caps], [_photos(r, 40) for r in rates],
+                         [[c] for c in caps], mean_latency=mean)
+    return p, make
+
+
+FAMILIES: dict[str, tuple[str, Callable]] = {
+    "bucket": ("token bucket 5-200/s, burst 0-10x, Retry-After none/exact/fixed", _bucket),
+    "window": ("fixed window per 10 s or per minute, Retry-After none/exact/fixed", _window),
+    "hints": ("fixed window, reset hints instead of Retry-After", _hints),
+    "inflight": ("in-flight cap 4-64 (429 or 402 budget)", _inflight),
+    "both": ("bucket and in-flight cap at once", _both),
+    "large_ra": ("fixed large Retry-After 5-60 s on 5-30% of 429s", _large_ra),
+    "moving": ("cap that falls and recovers, drifts or oscillates", _moving),
+    "step": ("cap halves, then doubles back", _step),
+    "latency": ("latency 0.1-5 s growing with load", _latency_family),
+    "noise": ("0-8% 5xx/200-errors/drops, 0-2% 402s", _noise),
+    "shared": ("2-8 models behind one key-wide cap", lambda rng, s: _several(rng, s, True)),
+    "own": ("2-8 models, each behind its own cap", lambda rng, s: _several(rng, s, False)),
+    "processes": ("two processes on one key-wide cap", lambda rng, s: _several(rng, s, True, processes=True)),
+}
+
+
+def draw(family: str, seed: int) -> Draw:
+    rng = random.Random(f"{family}:{seed}")
+    params, make = FAMILIES[family][1](rng, seed)
+    return Draw(family, seed, params, make)

@@ -1,0 +1,257 @@
+"""The default limiter: a paced AIMD on the send rate, an AIMD in-flight window, and a pause for refusals.
+
+A server's cap refuses what goes over it at once, so the limiter runs the loss-based control that converges to the
+cap and to a fair share of it (AIMD, Chiu and Jain 1989), on two quantities, each kept by what it can see. Sends are
+paced at a rate R. A refusal of a request sent at an in-flight level the server has lately taken says the rate is
+too high: R is cut to BETA times the lesser of R and the rate the server really took over the last sends (so a
+bucket's burst, spent, is not taken for its rate), at most once per new pace. A refusal at a level above every one
+lately taken says it is an in-flight cap: the window W goes to the number of the others in flight (a measurement,
+not a guess) and the pace is left alone. Between signals both grow back as CUBIC does: flat near the last ceiling,
+then ever faster beyond it, at most HEADROOM times what the server was seen to take, so a cycle spans about
+PROBE_SENDS sends (few refusals per send) and at most PROBE_MAX_S seconds (a doubled cap is found within ~3 of
+them). Several refusals in a row with nothing taken between are a spent quota (a fixed window), a cap that fell to
+nothing, or a pause the server asked for: then one probe goes at a time, on a back-off up to BACKOFF_MAX_S, and
+when the server takes again the pace becomes what it took over the whole cycle, refusals included. Failures
+(5xx, bad bodies, dropped connections) are noise and move nothing. Retry-After and reset hints delay only the
+photo they came with, never other sends. Every change goes into the bounded history with its reason.
+"""
+from __future__ import annotations
+
+import math
+import time
+from collections import deque
+from typing import Callable
+
+from .aimd import Feedback, LimitHistory
+
+
+class PacedLimiter(LimitHistory):
+    """Paced AIMD rate + AIMD in-flight window + refusal pause. See the module doc."""
+
+    POLICY = "adaptive"
+    BETA = 0.9  # cut to 90%: the sawtooth between 0.9 C and C averages 95% of a hard cap (0.7 would give 85%)
+    PROBE_SENDS = 100  # a probe cycle spans about this many sends: one refusal per cycle is 1% throttled
+    PROBE_MAX_S = 3.0  # ... but lasts at most this long: back at the old ceiling after it, 1.8x it after 3x it
+    HEADROOM = 2.0  # the probe runs at most this far past what the server was seen to take (rate and in flight)
+    REFUSED = 3  # this many refusals in a row with nothing taken between: a spent quota, not a rate
+    BACKOFF_MAX_S = 4.0  # while refused, probes back off from 1/16 of this up to it: a window's boundary is missed
+    #                      by at most this, and a minute's refusal costs about ten probes
+    RETRY_BASE_S = 0.1  # a refused photo without Retry-After waits up to this x 2**attempts: the pacer keeps the rate
+
+    def __init__(self, start: int, cap: int, clock: Callable[[], float] = time.perf_counter):
+        if start < 1 or cap < 1:
+            raise ValueError(f"concurrency must be >= 1 (start={start}, cap={cap})")
+        super().__init__(clock)
+        self.cap = cap
+        self.in_flight = self.peak_in_flight = 0
+        self.throttles = self.failures = self.transport_errors = 0
+        self.slow_start = True
+        self._window = float(min(start, cap))
+        self._w_ceiling, self._w_t = self._window, -math.inf  # the window's probe curve: ceiling, when set
+        self._r_ceiling, self._r_t = math.inf, -math.inf  # the rate's probe curve (inf: unpaced)
+        self._tat = -math.inf  # pacer: when the next send is due
+        self._sends: deque[float] = deque(maxlen=self.PROBE_SENDS)  # send times
+        self._refusals: deque[float] = deque(maxlen=self.PROBE_SENDS)  # send times of refused requests
+        self._taken: deque[int] = deque(maxlen=self.PROBE_SENDS)  # in-flight levels of requests the server took
+        self._seen = 0  # the highest of them
+        self._w_k = self.PROBE_MAX_S
+        self._in_row = 0  # refusals since the last request taken (of those sent after the last refusal)
+        self._refused_at = -math.inf  # send time of the latest refusal
+        self._probe_at, self._backoff = -math.inf, 0.0  # while refused: when the next probe may go
+        self._probe_sent: float | None = None  # ... and when the one out went
+        self._refusal_s = 0.0  # the slowest refusal of the latest run of them: a probe not refused in time passed
+        self._open_t, self._open_sends, self._open_refused = clock(), 0, 0  # since the last refusal ended
+        self._changed = -math.inf  # the last cut: refusals of requests sent before it show are old news
+
+    # -- state --------------------------------------------------------------------------------------------
+    @property
+    def limit(self) -> int:
+        return max(1, int(self.window()))
+
+    @property
+    def refused(self) -> bool:
+        return self._in_row >= self.REFUSED
+
+    def taken_rate(self, now: float) -> float:
+        """Requests per second the server took over the last PROBE_SENDS sends, since the last cut if at least
+        REFUSED were sent since (a request not refused yet counts as taken: refusals come back at once)."""
+        sends = self._sends
+        if len(sends) < 2:
+            return math.inf
+        t0 = sends[0]
+        if self._changed > t0 and sum(1 for t in sends if t >= self._changed) >= self.REFUSED:
+            t0 = self._changed
+        n = sum(1 for t in sends if t >= t0) - sum(1 for t in self._refusals if t >= t0)
+        return max(0.0, n) / max(now - t0, 1e-3)
+
+    def _k(self, per_s: float) -> float:
+        """Seconds of a probe cycle at `per_s` requests per second: PROBE_SENDS of them, at most PROBE_MAX_S."""
+        return min(self.PROBE_MAX_S, self.PROBE_SENDS / max(per_s, 1e-3))
+
+    def _curve(self, ceiling: float, t_set: float, now: float, k: float) -> float:
+        """CUBIC's probe: BETA x ceiling when set, back at the ceiling after k seconds, then ever faster."""
+        x = (now - t_set) / k - 1.0
+        return ceiling * (1.0 + (1.0 - self.BETA) * max(-1.0, min(x, 5.0)) ** 3)
+
+    def rate(self, now: float | None = None) -> float:
+        """The pace now, requests per second (inf: unpaced, before the first rate signal)."""
+        if math.isinf(self._r_ceiling):
+            return math.inf
+        now = self.clock() if now is None else now
+        value = self._curve(self._r_ceiling, self._r_t, now, self._k(self._r_ceiling))
+        top = self.HEADROOM * self._r_ceiling
+        if value >= top:  # far past the old ceiling with nothing refused: a new ceiling, if sends followed
+            if self.taken_rate(now) < self._r_ceiling:
+                return top
+            self._r_ceiling, self._r_t = top, now - self._k(top)
+            self._record(now, "probe")
+            return top
+        return value
+
+    def window(self, now: float | None = None) -> float:
+        """The in-flight limit now: slow start's, or the probe curve from the last in-flight ceiling."""
+        if self.slow_start:
+            return self._window
+        now = self.clock() if now is None else now
+        value = self._curve(self._w_ceiling, self._w_t, now, self._w_k)
+        return max(1.0, min(float(self.cap), value, max(self._w_ceiling, self.HEADROOM * self._seen)))
+
+    # -- the gate -----------------------------------------------------------------------------------------
+    def wait_time(self, now: float | None = None) -> float:
+        """Seconds until a request may start: 0 = now, inf = the window is full (wait for an answer)."""
+        now = self.clock() if now is None else now
+        if self.in_flight >= int(self.window(now)):
+            return math.inf
+        if self.refused:  # one probe at a time; one not refused within REFUSED x the slowest refusal was taken
+            if self._probe_sent is None:
+                return max(0.0, self._probe_at - now)
+            passed = self._probe_sent + self.REFUSED * max(self._refusal_s, 1e-3)
+            if now < passed:
+                return passed - now
+            self._end_refusal(now)
+        rate = self.rate(now)
+        return 0.0 if math.isinf(rate) else max(0.0, self._tat - now)
+
+    def start(self, now: float | None = None) -> int:
+        """A request starts now (when wait_time() is 0); returns the number in flight, itself included."""
+        now = self.clock() if now is None else now
+        self.in_flight += 1
+        self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        rate = self.rate(now)
+        if not math.isinf(rate):
+            self._tat = max(self._tat, now - 1.0 / rate) + 1.0 / rate  # one interval of slack for a late loop
+        if self.refused:
+            self._probe_at, self._probe_sent = math.inf, now  # until this probe is answered, or not refused
+        self._sends.append(now)
+        self._open_sends += 1
+        return self.in_flight
+
+    def finish(self, kind: Feedback, latency: float | None = None, tag: str = "", retry_after: float | None = None,
+               sent_in_flight: int | None = None) -> None:
+        """A request came back: `kind` is success, rate (429, 402 in-flight budget), failure or transport."""
+        now = self.clock()
+        level = self.in_flight if sent_in_flight is None else sent_in_flight
+        self.in_flight -= 1
+        if kind in ("failure", "transport"):
+            self.failures += kind == "failure"
+            self.transport_errors += kind == "transport"
+            if self.refused and self._probe_sent is not None:
+                self._probe_at, self._probe_sent = now, None  # the probe said nothing: another may go
+        elif kind == "success":
+            self._taken_one(now, now - (latency or 0.0), level)
+        else:
+            self.throttles += 1
+            self._refusal(now, now - (latency or 0.0), level, tag or "429")
+
+    # -- the policy ---------------------------------------------------------------------------------------
+    def _taken_one(self, now: float, sent_at: float, level: int) -> None:
+        taken = self._taken
+        dropped = taken[0] if len(taken) == taken.maxlen else 0
+        taken.append(level)
+        if level >= self._seen:
+            self._seen = level
+        elif dropped == self._seen:
+            self._seen = max(taken)
+        if sent_at < self._refused_at:
+            return  # sent before the last refusal: it says nothing about the server now
+        if self.refused:
+            self._end_refusal(now)
+        self._in_row = 0
+        if self.slow_start and self.in_flight + 1 >= self._window:  # doubling per round trip while full
+            self._window = min(float(self.cap), self._window + 1)
+            if self._window >= 2 * self._w_ceiling:
+                self._w_ceiling = self._window
+                self._record(now, "slow start")
+
+    def _end_refusal(self, now: float) -> None:
+        """The server takes again: the pace becomes what it took over the whole cycle, refusals included."""
+        cycle = (self._open_sends - self._open_refused) / max(now - self._open_t, 1e-3)
+        self._in_row, self._probe_sent = 0, None
+        if self.slow_start:
+            self.slow_start = False
+            self._w_ceiling, self._w_t = self._window, now - self.PROBE_MAX_S
+        self._r_ceiling = min(self.rate(now), max(cycle, 1.0 / self.BACKOFF_MAX_S))
+        self._r_t = self._changed = now - self._k(self._r_ceiling)  # at the ceiling, not under it
+        self._open_t, self._open_sends, self._open_refused = now, 0, 0
+        self._tat = now
+        self._record(now, "taken again")
+
+    def _refusal(self, now: float, sent_at: float, level: int, tag: str) -> None:
+        self._refusals.append(sent_at)
+        self._refused_at = max(self._refused_at, sent_at)
+        self._open_refused += sent_at >= self._open_t
+        self._in_row += 1
+        self._refusal_s = max(self._refusal_s, now - sent_at) if self._in_row > 1 else now - sent_at
+        if self._in_row >= self.REFUSED:  # refused: probes back off, one at a time
+            first = self._in_row == self.REFUSED
+            self._backoff = self.BACKOFF_MAX_S / 16 if first else min(self.BACKOFF_MAX_S, self._backoff * 2)
+            self._probe_at, self._probe_sent = now + self._backoff, None
+            if first:
+                self._record(now, f"refused {tag}")
+            return
+        window = self.window(now)
+        if level > window + 1:
+            return  # sent above a window that has come down since: the cut answered it
+        if level > self._seen and level > 1:  # above every level lately taken: an in-flight cap
+            if level - 1 < window or self.slow_start:
+                self.slow_start = False
+                self._window = self._w_ceiling = float(level - 1)
+                self._w_k = self._k(self.taken_rate(now))
+                self._w_t = now - self._w_k  # at the ceiling: measured, not cut
+                self._record(now, f"window {tag}")
+            return
+        if sent_at < self._changed + 1.0 / max(self.rate(now), 1e-3):
+            return  # sent before the last cut could show: it answered this one already
+        # a rate cap: BETA x the lesser of the pace and what the server took
+        rate, taken = self.rate(now), self.taken_rate(now)
+        if self.slow_start:  # the window stays where slow start left it, at its ceiling (not cut)
+            self.slow_start = False
+            self._w_ceiling, self._w_t = self._window, now - self.PROBE_MAX_S
+        self._r_ceiling, self._r_t = min(rate, taken), now
+        self._changed = now
+        self._tat = now + 1.0 / self.rate(now)
+        self._record(now, f"cut {tag}")
+
+    def _record(self, now: float, reason: str) -> None:
+        rate = self.rate(now)
+        self._announce(self.limit, reason, None if math.isinf(rate) else round(rate, 2))
+
+    # -- reports ------------------------------------------------------------------------------------------
+    @property
+    def limit_trace(self) -> list[tuple[float, int]]:
+        return [(c.t, c.limit) for c in self.history]
+
+    @property
+    def rate_trace(self) -> list[tuple[float, float | None]]:
+        return [(c.t, c.rate) for c in self.history]
+
+    def stats(self) -> dict:
+        rate = self.rate()
+        return {"policy": self.POLICY, "final_limit": self.limit, "peak_in_flight": self.peak_in_flight,
+                "throttles": self.throttles, "failures": self.failures, "transport_errors": self.transport_errors,
+                "cap_rate_per_s": None if math.isinf(self._r_ceiling) else round(self._r_ceiling, 3),
+                "final_rate_per_s": None if math.isinf(rate) else round(rate, 3),
+                "limit_trace": self.limit_trace, "rate_trace": self.rate_trace,
+                "settings": {"beta": self.BETA, "probe_sends": self.PROBE_SENDS, "probe_max_s": self.PROBE_MAX_S,
+                             "headroom": self.HEADROOM, "refused": self.REFUSED,
+                             "backoff_max_s": self.BACKOFF_MAX_S}}

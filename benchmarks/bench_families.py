@@ -14,9 +14,9 @@ Definitions (per draw; the table shows the median and the worst draw):
 - utilization: requests the cap admitted / requests the cap allowed, over the saturated part of the run: from the
   start until 85% of the photos had been answered (sent for the last time); after that the run has too few photos
   left to fill the cap, and only waits for stragglers (a retry's back-off or Retry-After). Allowed: a token
-  bucket's burst + the integral of its rate as it moved; an in-flight cap n: the integral of n / mean latency; a
-  fixed window: n for every window the span touches (the windows are clock-aligned, so the first one's quota is
-  whole at the start) and admitted counts every admission in them; both caps at once: the one more used. Admitted includes requests that then failed (5xx, drop): they used the cap, so
+  bucket's burst + the integral of its rate as it moved; an in-flight cap n: the integral of n / mean latency, + n (those in flight at the end); a
+  fixed window: n for every whole window from its start to its end inside the span (the windows are clock-aligned,
+  so the run starts inside one: that one does not count), and admitted counts the admissions in them; both caps at once: the one more used. Admitted includes requests that then failed (5xx, drop): they used the cap, so
   noise costs goodput whatever the limiter does. Several models on one key-wide cap: all of them together,
   until the first runs out of fresh photos; each behind its own cap: the worst model.
 - throttled: 429/402 refusals / attempts, the whole run (two processes: the worse process).
@@ -60,7 +60,7 @@ def make_clients(policy: str, setup, clock):
         key = KeyCoordinator()
     for server, photos in zip(setup.servers, setup.photos):
         if policy == "adaptive":
-            lim = PacedLimiter(START, MAX, clock=clock, key=key) if key else PacedLimiter(START, MAX, clock=clock)
+            lim = PacedLimiter(START, MAX, clock=clock)
             clients.append(Client(lim, server, photos, retry_budget_s=180.0))
         elif policy == "reference":
             clients.append(Client(AIMDLimiter(START, MAX, clock=clock), server, photos, retry_budget_s=None,
@@ -79,17 +79,17 @@ def _allowed(cap, t0: float, t1: float, mean_latency: float) -> float:
     if cap.kind == "bucket":
         integral = sum(cap.rate * cap.factor(t0 + (i + 0.5) * dt) for i in range(steps)) * dt
         return max(1.0, cap.burst * cap.factor(0.0)) + integral
-    if cap.kind == "inflight":
-        return sum(cap.n * cap.factor(t0 + (i + 0.5) * dt) for i in range(steps)) * dt / mean_latency
+    if cap.kind == "inflight":  # Little's law, plus the requests in flight when the span ends (sent within it)
+        return sum(cap.n * cap.factor(t0 + (i + 0.5) * dt) for i in range(steps)) * dt / mean_latency + \
+            cap.n * cap.factor(t1)
     raise ValueError(cap.kind)
 
 
 def _windows(cap, t1: float) -> list[tuple[float, float, int]]:
-    """Every window the span [0, t1] touches (the first starts before the run: clock-aligned, its quota is whole)."""
-    first = math.floor((0.0 - cap.phase) / cap.period)
+    """The windows that start in the run and end by t1 (or, if none does, the first one that starts in it)."""
+    k = math.ceil((0.0 - cap.phase) / cap.period)
     out = []
-    k = first
-    while cap.phase + k * cap.period < t1:
+    while cap.phase + (k + 1) * cap.period <= t1 or not out and cap.phase + k * cap.period < t1:
         a = cap.phase + k * cap.period
         out.append((a, a + cap.period, max(1, round(cap.n * cap.factor(a)))))
         k += 1

@@ -73,8 +73,9 @@ def _ra(rng: random.Random, modes=("none", "exact", "fixed")) -> dict:
     return {"retry_after": mode, "retry_after_s": round(rng.uniform(0.5, 2.0), 1) if mode == "fixed" else 1.0}
 
 
-def _photos(rate: float, seconds: float, extra: float = 0.0) -> int:
-    return max(50, int(rate * seconds + extra))
+def _photos(rate: float, seconds: float, extra: float = 0.0, latency: float = 0.0) -> int:
+    """Enough photos for `seconds` at the cap, and for at least 30 round trips (a slow start takes ~5)."""
+    return max(50, int(rate * max(seconds, 30 * latency) + extra))
 
 
 # -- the families --------------------------------------------------------------------------------------------
@@ -85,7 +86,7 @@ def _bucket(rng, seed):
     ra = _ra(rng)
     p = dict(rate=rate, burst=burst, latency=lat, sigma=sigma, **ra)
     return p, lambda: Setup([Server([c := Cap("bucket", rate=rate, burst=burst, **ra)], latency=lat, sigma=sigma)],
-                            [_photos(rate, 40, burst)], [[c]], mean_latency=_mean(lat, sigma))
+                            [_photos(rate, 40, burst, _mean(lat, sigma))], [[c]], mean_latency=_mean(lat, sigma))
 
 
 def _window(rng, seed, modes=("none", "exact", "fixed")):
@@ -116,7 +117,7 @@ def _inflight(rng, seed):
     mean = _mean(lat, sigma)
     p = dict(n=n, status=status, latency=lat, sigma=sigma, **ra)
     return p, lambda: Setup([Server([c := Cap("inflight", n=n, status=status, **ra)], latency=lat, sigma=sigma)],
-                            [_photos(n / mean, 40)], [[c]], mean_latency=mean)
+                            [_photos(n / mean, 40, 0, mean)], [[c]], mean_latency=mean)
 
 
 def _both(rng, seed):
@@ -130,7 +131,7 @@ def _both(rng, seed):
 
     def make():
         caps = [Cap("inflight", n=n, **ra), Cap("bucket", rate=rate, burst=burst, **ra)]
-        return Setup([Server(caps, latency=lat, sigma=sigma)], [_photos(min(rate, n / mean), 40, burst)], [caps],
+        return Setup([Server(caps, latency=lat, sigma=sigma)], [_photos(min(rate, n / mean), 40, burst, mean)], [caps],
                      mean_latency=mean)
     return p, make
 
@@ -199,7 +200,7 @@ def _latency_family(rng, seed):
     ra = _ra(rng)
     p = dict(rate=rate, latency=lat, sigma=sigma, growth_per_100=growth, **ra)
     return p, lambda: Setup([Server([c := Cap("bucket", rate=rate, burst=max(1.0, rate / 2), **ra)], latency=lat,
-                                    sigma=sigma, load_latency=growth, load_ref=100)], [_photos(rate, 40)], [[c]],
+                                    sigma=sigma, load_latency=growth, load_ref=100)], [_photos(rate, 40, 0, mean)], [[c]],
                             mean_latency=mean)
 
 

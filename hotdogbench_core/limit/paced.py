@@ -48,7 +48,7 @@ class PacedLimiter(LimitHistory):
         self.slow_start = True
         self._window = float(min(start, cap))
         self._w_ceiling, self._w_t = self._window, -math.inf  # the window's probe curve: ceiling, when set
-        self._r_ceiling, self._r_t = math.inf, -math.inf  # the rate's probe curve (inf: unpaced)
+        self._r_ceiling, self._r_t, self._r_k = math.inf, -math.inf, 1.0  # the rate's probe curve (inf: unpaced)
         self._tat = -math.inf  # pacer: when the next send is due
         self._sends: deque[float] = deque(maxlen=self.PROBE_SENDS)  # send times
         self._refusals: deque[float] = deque(maxlen=self.PROBE_SENDS)  # send times of refused requests
@@ -57,6 +57,7 @@ class PacedLimiter(LimitHistory):
         self._w_k = self.PROBE_MAX_S
         self._in_row = 0  # refusals since the last request taken (of those sent after the last refusal)
         self._refused_at = -math.inf  # send time of the latest refusal
+        self._refused_since = -math.inf  # when the latest run of refusals began
         self._probe_at, self._backoff = -math.inf, 0.0  # while refused: when the next probe may go
         self._probe_sent: float | None = None  # ... and when the one out went
         self._refusal_s = 0.0  # the slowest refusal of the latest run of them: a probe not refused in time passed
@@ -72,16 +73,16 @@ class PacedLimiter(LimitHistory):
     def refused(self) -> bool:
         return self._in_row >= self.REFUSED
 
-    def taken_rate(self, now: float) -> float:
-        """Requests per second the server took over the last PROBE_SENDS sends, since the last cut if at least
-        REFUSED were sent since (a request not refused yet counts as taken: refusals come back at once)."""
+    def taken_rate(self, now: float, sent: bool = False) -> float:
+        """Requests per second the server took (sent=True: were sent) over the last PROBE_SENDS sends, since the
+        last cut if at least REFUSED were sent since (not refused yet counts as taken: refusals come at once)."""
         sends = self._sends
         if len(sends) < 2:
             return math.inf
         t0 = sends[0]
         if self._changed > t0 and sum(1 for t in sends if t >= self._changed) >= self.REFUSED:
             t0 = self._changed
-        n = sum(1 for t in sends if t >= t0) - sum(1 for t in self._refusals if t >= t0)
+        n = sum(1 for t in sends if t >= t0) - (0 if sent else sum(1 for t in self._refusals if t >= t0))
         return max(0.0, n) / max(now - t0, 1e-3)
 
     def _k(self, per_s: float) -> float:
@@ -98,12 +99,13 @@ class PacedLimiter(LimitHistory):
         if math.isinf(self._r_ceiling):
             return math.inf
         now = self.clock() if now is None else now
-        value = self._curve(self._r_ceiling, self._r_t, now, self._k(self._r_ceiling))
+        value = self._curve(self._r_ceiling, self._r_t, now, self._r_k)
         top = self.HEADROOM * self._r_ceiling
         if value >= top:  # far past the old ceiling with nothing refused: a new ceiling, if sends followed
             if self.taken_rate(now) < self._r_ceiling:
                 return top
-            self._r_ceiling, self._r_t = top, now - self._k(top)
+            self._r_k = self._k(top)
+            self._r_ceiling, self._r_t = top, now - self._r_k
             self._record(now, "probe")
             return top
         return value
@@ -139,7 +141,7 @@ class PacedLimiter(LimitHistory):
         self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
         rate = self.rate(now)
         if not math.isinf(rate):
-            self._tat = max(self._tat, now - 1.0 / rate) + 1.0 / rate  # one interval of slack for a late loop
+            self._tat = max(self._tat, now - 0.5 / rate) + 1.0 / rate  # half an interval of slack for a late loop
         if self.refused:
             self._probe_at, self._probe_sent = math.inf, now  # until this probe is answered, or not refused
         self._sends.append(now)
@@ -161,7 +163,7 @@ class PacedLimiter(LimitHistory):
             self._taken_one(now, now - (latency or 0.0), level)
         else:
             self.throttles += 1
-            self._refusal(now, now - (latency or 0.0), level, tag or "429")
+            self._refusal(now, now - (latency or 0.0), level, tag or "429", retry_after)
 
     # -- the policy ---------------------------------------------------------------------------------------
     def _taken_one(self, now: float, sent_at: float, level: int) -> None:
@@ -170,6 +172,8 @@ class PacedLimiter(LimitHistory):
         taken.append(level)
         if level >= self._seen:
             self._seen = level
+            if level > self._w_ceiling and not self.slow_start:  # taken above it: no in-flight cap there
+                self._w_ceiling = float(level)
         elif dropped == self._seen:
             self._seen = max(taken)
         if sent_at < self._refused_at:
@@ -184,28 +188,36 @@ class PacedLimiter(LimitHistory):
                 self._record(now, "slow start")
 
     def _end_refusal(self, now: float) -> None:
-        """The server takes again: the pace becomes what it took over the whole cycle, refusals included."""
+        """The server takes again. A refusal that outlasted the stretch before it was a spent quota: the pace
+        becomes what the server took over the whole cycle, and the cycle is the next probe's time scale. A shorter
+        one was a cap passed for a moment: its first refusal cut the pace already."""
+        open_s, refused_s = self._refused_since - self._open_t, now - self._refused_since
         cycle = (self._open_sends - self._open_refused) / max(now - self._open_t, 1e-3)
-        self._in_row, self._probe_sent = 0, None
         if self.slow_start:
             self.slow_start = False
             self._w_ceiling, self._w_t = self._window, now - self.PROBE_MAX_S
-        self._r_ceiling = min(self.rate(now), max(cycle, 1.0 / self.BACKOFF_MAX_S))
-        self._r_t = self._changed = now - self._k(self._r_ceiling)  # at the ceiling, not under it
+        if True:
+            self._r_ceiling = min(self.rate(now), max(cycle, 1.0 / self.BACKOFF_MAX_S))
+            self._r_k = max(self._k(self._r_ceiling), now - self._open_t)
+            self._r_t = self._changed = now - self._r_k  # at the ceiling, not under it
+        self._in_row, self._probe_sent = 0, None
         self._open_t, self._open_sends, self._open_refused = now, 0, 0
         self._tat = now
         self._record(now, "taken again")
 
-    def _refusal(self, now: float, sent_at: float, level: int, tag: str) -> None:
+    def _refusal(self, now: float, sent_at: float, level: int, tag: str, retry_after: float | None) -> None:
         self._refusals.append(sent_at)
-        self._refused_at = max(self._refused_at, sent_at)
         self._open_refused += sent_at >= self._open_t
+        self._refused_at = max(self._refused_at, sent_at)
         self._in_row += 1
+        if self._in_row == 1:
+            self._refused_since = now
         self._refusal_s = max(self._refusal_s, now - sent_at) if self._in_row > 1 else now - sent_at
         if self._in_row >= self.REFUSED:  # refused: probes back off, one at a time
             first = self._in_row == self.REFUSED
             self._backoff = self.BACKOFF_MAX_S / 16 if first else min(self.BACKOFF_MAX_S, self._backoff * 2)
-            self._probe_at, self._probe_sent = now + self._backoff, None
+            wait = self._backoff if retry_after is None else min(self._backoff, max(retry_after, 1e-3))
+            self._probe_at, self._probe_sent = now + wait, None  # (a server's hint may only bring it forward)
             if first:
                 self._record(now, f"refused {tag}")
             return
@@ -216,19 +228,22 @@ class PacedLimiter(LimitHistory):
             if level - 1 < window or self.slow_start:
                 self.slow_start = False
                 self._window = self._w_ceiling = float(level - 1)
-                self._w_k = self._k(self.taken_rate(now))
+                self._w_k = self.PROBE_SENDS / max(self.taken_rate(now), 1e-3)  # by sends: a probe costs a refusal
                 self._w_t = now - self._w_k  # at the ceiling: measured, not cut
                 self._record(now, f"window {tag}")
             return
         if sent_at < self._changed + 1.0 / max(self.rate(now), 1e-3):
             return  # sent before the last cut could show: it answered this one already
-        # a rate cap: BETA x the lesser of the pace and what the server took
+        # a rate cap: BETA x the lesser of the pace and what the server took (if the pace held sends back: else
+        # the window did, and what was taken measures the window, not the cap)
         rate, taken = self.rate(now), self.taken_rate(now)
+        if self.taken_rate(now, sent=True) < self.BETA * rate:
+            taken = rate
         if self.slow_start:  # the window stays where slow start left it, at its ceiling (not cut)
             self.slow_start = False
             self._w_ceiling, self._w_t = self._window, now - self.PROBE_MAX_S
         self._r_ceiling, self._r_t = min(rate, taken), now
-        self._changed = now
+        self._r_k, self._changed = self._k(self._r_ceiling), now
         self._tat = now + 1.0 / self.rate(now)
         self._record(now, f"cut {tag}")
 

@@ -234,6 +234,9 @@ class PacedLimiter(LimitHistory):
             return
         if sent_at < self._changed + 1.0 / max(self.rate(now), 1e-3):
             return  # sent before the last cut could show: it answered this one already
+        recent = self._sends[0] if len(self._sends) == self._sends.maxlen else -math.inf
+        if sum(1 for t in self._refusals if t >= max(recent, self._changed)) < 2:
+            return  # one refusal in PROBE_SENDS sends is noise (a random 402): a cap passed refuses again
         # a rate cap: BETA x the lesser of the pace and what the server took (if the pace held sends back: else
         # the window did, and what was taken measures the window, not the cap)
         rate, taken = self.rate(now), self.taken_rate(now)

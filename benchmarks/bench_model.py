@@ -1,11 +1,10 @@
 """Limiter policies on the fake-clock model of capped servers (hotdogbench_core/sim/capmodel.py): many seeds in seconds, no sockets.
 
-    uv run python benchmarks/bench_model.py [--seeds 30] [--hold-slots]
+    uv run python benchmarks/bench_model.py [--seeds 30]
 
 The same scenarios as bench_limiter.py, but on a discrete-event model: no client CPU, no HTTP, exact timing. It is
 where tails are seen (the worst of many seeds), and what a change to the limiter is tried on first; the real
-runner over HTTP (bench_limiter.py) has the last word. --hold-slots: a throttled request keeps its slot until its
-retry goes (a variant worth measuring, not adopted).
+runner over HTTP (bench_limiter.py) has the last word. The randomized families are in bench_families.py.
 """
 from __future__ import annotations
 
@@ -17,10 +16,10 @@ from pathlib import Path
 
 from benchlib import REPO, machine, table
 
-from hotdogbench_core.sim.capmodel import FakeClock, ReferenceGate, Server, run
+from hotdogbench_core.sim.capmodel import FakeClock, legacy_server, run
 
-from hotdogbench_core.limit.adaptive import AdaptiveLimiter
 from hotdogbench_core.limit.aimd import AIMDLimiter
+from hotdogbench_core.limit.paced import PacedLimiter
 
 # name: (what, Server fields, photos, ideal wall(photos))
 SCENARIOS = {
@@ -38,12 +37,12 @@ SCENARIOS = {
 }
 
 
-def one(policy: str, name: str, seed: int, hold_slots: bool) -> tuple[float, float]:
+def one(policy: str, name: str, seed: int) -> tuple[float, float]:
     _, server, photos, ideal = SCENARIOS[name]
     clock = FakeClock()
-    lim = AdaptiveLimiter(8, 256, clock=clock) if policy == "adaptive" else \
-        ReferenceGate(AIMDLimiter(8, 256, clock=clock))
-    out = run(lim, clock, Server(**server), photos, seed=seed, max_attempts=20, hold_slots=hold_slots)
+    lim = PacedLimiter(8, 256, clock=clock) if policy == "adaptive" else AIMDLimiter(8, 256, clock=clock)
+    out = run(lim, clock, legacy_server(**server), photos, seed=seed, max_attempts=20,
+              retry_budget_s=180.0 if policy == "adaptive" else None)
     return 100 * ideal(photos) / out.wall, 100 * out.rejects / max(1, out.attempts)
 
 
@@ -52,12 +51,10 @@ def main(argv=None) -> int:
     ap.add_argument("--seeds", type=int, default=30)
     ap.add_argument("--policies", default="reference,adaptive")
     ap.add_argument("--scenarios", default=",".join(SCENARIOS))
-    ap.add_argument("--hold-slots", action="store_true", help="a throttled request keeps its slot until its retry")
     args = ap.parse_args(argv)
     if args.seeds < 1:
         ap.error("--seeds must be >= 1")
-    print(f"# bench_model: {machine()}; {args.seeds} seeds" + (", slots held until the retry" if args.hold_slots
-                                                                 else ""), flush=True)
+    print(f"# bench_model: {machine()}; {args.seeds} seeds", flush=True)
     t0 = time.perf_counter()
     rows = []
     for name in args.scenarios.split(","):
@@ -66,7 +63,7 @@ def main(argv=None) -> int:
         for policy in args.policies.split(","):
             if policy not in ("reference", "adaptive"):
                 ap.error(f"--policies: unknown policy {policy!r} (known: reference, adaptive)")
-            runs = [one(policy, name, seed, args.hold_slots) for seed in range(args.seeds)]
+            runs = [one(policy, name, seed) for seed in range(args.seeds)]
             util = sorted(u for u, _ in runs)
             thr = sorted(t for _, t in runs)
             rows.append([SCENARIOS[name][0], policy, f"{statistics.median(util):.1f}", f"{util[len(util) // 10]:.1f}",

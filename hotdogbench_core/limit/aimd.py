@@ -6,7 +6,6 @@ one overshoot counts once. Dropped connections leave the limit alone.
 """
 from __future__ import annotations
 
-import asyncio
 import math
 import time
 from collections import deque
@@ -70,7 +69,6 @@ class AIMDLimiter(LimitHistory):
         self.failures = 0
         self.transport_errors = 0
         self.last_cut = -float("inf")
-        self._cond: asyncio.Condition | None = None
 
     # -- state -------------------------------------------------------------------------------------
     @property
@@ -132,27 +130,6 @@ class AIMDLimiter(LimitHistory):
         """A request came back (retry_after and sent_in_flight are ignored, as the reference did)."""
         self.in_flight -= 1
         self.feedback(kind, latency, tag)
-
-    def _condition(self) -> asyncio.Condition:
-        if self._cond is None:
-            self._cond = asyncio.Condition()
-        return self._cond
-
-    async def acquire(self) -> int:
-        """Wait for a slot under the limit; returns the number in flight, this request included."""
-        cond = self._condition()
-        async with cond:
-            await cond.wait_for(lambda: self.in_flight < int(self._limit))
-            return self.start()
-
-    async def release(self, kind: Feedback, latency: float | None = None, tag: str = "",
-                      retry_after: float | None = None, sent_in_flight: int | None = None) -> None:
-        """retry_after and sent_in_flight are accepted for the runner's sake and ignored, as the reference did."""
-        cond = self._condition()
-        async with cond:
-            self.in_flight -= 1
-            self.feedback(kind, latency, tag)
-            cond.notify_all()
 
     def stats(self) -> dict:
         return {"policy": "reference", "final_limit": self.limit, "peak_in_flight": self.peak_in_flight, "throttles": self.throttles,

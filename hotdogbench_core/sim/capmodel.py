@@ -175,7 +175,7 @@ class Client:
     answered: list = field(default_factory=list)  # send times of the attempts answered successfully
     # loop state
     fresh: int = 0
-    retries: list = field(default_factory=list)  # heap of (not before, seq, attempts, first_t, RA deadline)
+    retries: list = field(default_factory=list)  # heap of (not before, seq, attempts, first_t, RA deadline, failed)
     wake_at: float | None = None
 
     def delay(self, attempts: int, signal: str, ra: float | None, rng: random.Random) -> float:
@@ -237,12 +237,12 @@ def simulate(clients: list[Client], clock: FakeClock, *, seed: int = 0, until: f
                 break
             if item is not None:
                 heapq.heappop(c.retries)
-                _, _, n, first_t, deadline = item
+                _, _, n, first_t, deadline, failed = item
                 if deadline is not None and now < deadline - 1e-9:
                     c.early_retries += 1
             else:
                 c.fresh -= 1
-                n, first_t = 0, now
+                n, first_t, failed = 0, now, 0
                 if c.fresh == 0:
                     c.fresh_done_at = now - t0
             k = lim.start(now)
@@ -252,7 +252,7 @@ def simulate(clients: list[Client], clock: FakeClock, *, seed: int = 0, until: f
             refusal = None
             if srv.refuse_402 and rng.random() < srv.refuse_402:
                 c.sends.append((t, False, True))
-                push(now + srv.reject_latency, "reply", (c, "rate", srv.reject_latency, 1.0, n + 1, first_t, k, None))
+                push(now + srv.reject_latency, "reply", (c, "rate", srv.reject_latency, 1.0, n + 1, first_t, k, None, failed))
                 continue
             for cap in srv.caps:
                 wait_cap = cap.check(t)
@@ -264,7 +264,7 @@ def simulate(clients: list[Client], clock: FakeClock, *, seed: int = 0, until: f
                 c.sends.append((t, False, True))
                 ra = retry_hint(cap.headers(wait_cap, t, rng), EPOCH + t)
                 signal = "rate"
-                push(now + srv.reject_latency, "reply", (c, signal, srv.reject_latency, ra, n + 1, first_t, k, None))
+                push(now + srv.reject_latency, "reply", (c, signal, srv.reject_latency, ra, n + 1, first_t, k, None, failed))
                 continue
             for cap in srv.caps:
                 cap.take()
@@ -275,7 +275,7 @@ def simulate(clients: list[Client], clock: FakeClock, *, seed: int = 0, until: f
             r = rng.random()
             kind = "failure" if r < srv.error_5xx + srv.error_200 else \
                 "transport" if r < srv.error_5xx + srv.error_200 + srv.drop else "success"
-            push(now + lat, "reply", (c, kind, lat, None, n + 1, first_t, k, srv.caps))
+            push(now + lat, "reply", (c, kind, lat, None, n + 1, first_t, k, srv.caps, failed))
         if c.retries and c.retries[0][0] > now:
             nxt = c.retries[0][0]
             if c.wake_at is None or c.wake_at <= now or nxt < c.wake_at:
@@ -294,7 +294,7 @@ def simulate(clients: list[Client], clock: FakeClock, *, seed: int = 0, until: f
                 c.wake_at = None
             pump(c, now)
             continue
-        c, fb, lat, ra, n, first_t, k, caps = payload
+        c, fb, lat, ra, n, first_t, k, caps, failed = payload
         if caps is not None:
             for cap in caps:
                 if cap.kind == "inflight":
@@ -306,15 +306,17 @@ def simulate(clients: list[Client], clock: FakeClock, *, seed: int = 0, until: f
         else:
             c.rejects += fb == "rate"
             c.failures += fb != "rate"
-            spent = now - first_t
-            if (c.retry_budget_s is None and n >= c.max_attempts) or \
-                    (c.retry_budget_s is not None and spent >= c.retry_budget_s):
+            spent, failed = now - first_t, failed + (fb != "rate")
+            # as the runner: the reference gives up after max_attempts; else "later" is waited out for the
+            # retry budget and only failures count against max_attempts
+            if (n >= c.max_attempts) if c.retry_budget_s is None else \
+                    (failed >= c.max_attempts or spent >= c.retry_budget_s):
                 c.done += 1
                 c.exhausted += 1
             else:
                 delay = c.delay(n, fb, ra, rng)
                 seq += 1
-                heapq.heappush(c.retries, (now + delay, seq, n, first_t, now + ra if ra is not None else None))
+                heapq.heappush(c.retries, (now + delay, seq, n, first_t, now + ra if ra is not None else None, failed))
         if c.done >= c.photos:
             c.finished_at = now - t0
             active.discard(clients.index(c))

@@ -1,6 +1,4 @@
 """The reference AIMD limiter, driven by a fake clock: no sleeping, fully deterministic."""
-import asyncio
-
 import pytest
 
 from hotdogbench_core.limit.aimd import AIMDLimiter
@@ -110,22 +108,9 @@ def test_bad_settings_rejected():
 
 
 def test_gate_never_exceeds_limit():
-    async def main():
-        lim = AIMDLimiter(3, 3)
-        peak = 0
-        active = 0
-
-        async def job():
-            nonlocal peak, active
-            await lim.acquire()
-            active += 1
-            peak = max(peak, active)
-            await asyncio.sleep(0.001)
-            active -= 1
-            await lim.release("success", 0.001)
-
-        await asyncio.gather(*(job() for _ in range(30)))
-        return peak, lim.in_flight
-
-    peak, in_flight = asyncio.run(main())
-    assert peak == 3 and in_flight == 0
+    lim, clock = make(3, 3)
+    ks = [lim.start() for _ in range(3)]
+    assert ks == [1, 2, 3] and lim.wait_time() == float("inf")  # full: wait for an answer
+    clock.advance(0.01)
+    lim.finish("success", 0.01, sent_in_flight=ks[0])
+    assert lim.in_flight == 2 and lim.wait_time() == 0.0

@@ -41,6 +41,8 @@ class _Pending:
     seq: int
     photo: Photo = field(compare=False)
     result: Result = field(compare=False)
+    first_t: float = field(default=0.0, compare=False)  # when the photo was first asked (its retry budget's start)
+    failed: int = field(default=0, compare=False)  # its attempts that failed (not a "later")
 
 
 class ModelRun:
@@ -61,6 +63,7 @@ class ModelRun:
         self.redactor = Redactor.for_settings(settings)  # the key and URL credentials out of every stored text
         self.limiter = LIMITERS[settings.limiter](settings.start_concurrency, settings.max_concurrency)
         self.limiter.subscribe(lambda c: self._emit(LimitChanged(model, c)))
+        self.retries_exhausted = 0  # photos that ended as "retries exhausted" in this session
         self.rng = random.Random(settings.seed)
         self.results: dict[tuple[int, int], Result] = {}  # (photo id, repeat) -> settled result
         self.repeats = settings.repeats
@@ -345,7 +348,7 @@ class ModelRun:
         latency = time.perf_counter() - t0
         # secrets out before the body is read: a server that echoes the key must not get it journaled, and a cut
         # at a length limit must not keep half of it
-        return self.request.classify(status, resp_headers, self.redactor.bytes(data)), latency
+        return self.request.classify(status, resp_headers, self.redactor.bytes(data), time.time()), latency
 
     async def _attempt(self, client, item: _Pending, reserved: float = 0.0) -> None:
         try:
@@ -366,7 +369,7 @@ class ModelRun:
         res = item.result
         sent = res.in_flight_at_send  # set by the scheduler when the slot was taken
         if self._journal.error is not None:  # started in the loop iteration the journal failed in: not sent
-            await self.limiter.release("success", None, sent_in_flight=sent)
+            self.limiter.finish("success", None, sent_in_flight=sent)
             return False, None
         try:
             outcome, latency = await self._send(client, item.photo)
@@ -380,23 +383,34 @@ class ModelRun:
             self.fatal_hint = give_up[1]
             self.stop(give_up[0], scope="model")
         if isinstance(outcome, Retry):
-            await self.limiter.release(outcome.signal, latency, outcome.tag, outcome.retry_after, sent)
+            self.limiter.finish(outcome.signal, latency, outcome.tag, outcome.retry_after, sent)
             res.retries += (outcome.tag,)
-            if len(res.retries) >= self.settings.max_attempts:
+            now = time.perf_counter()
+            if item.first_t == 0.0:
+                item.first_t = now - (latency or 0.0)
+            # The reference gives up after max_attempts of anything. Otherwise "later" (429, 402 in-flight budget)
+            # is waited out for retry_budget_s (a count of attempts runs out inside a minute's window), and only
+            # failures (5xx, timeouts, dropped connections) count against max_attempts.
+            if outcome.signal != "rate":
+                item.failed += 1
+            if len(res.retries) >= self.settings.max_attempts if self.settings.limiter == "reference" else \
+                    item.failed >= self.settings.max_attempts or now - item.first_t >= self.settings.retry_budget_s:
                 res.error = "retries exhausted: " + ",".join(res.retries[-3:])
+                self.retries_exhausted += 1
                 self._settle(res)
             else:  # back on the queue; honour Retry-After, else a short jittered pause (the limiter's base)
                 delay = outcome.retry_after if outcome.retry_after is not None else \
                     min(self.settings.max_backoff_s, self.limiter.RETRY_BASE_S * 2 ** len(res.retries)) \
                     * self.rng.random()
-                heapq.heappush(self._waiting, _Pending(time.perf_counter() + delay, next(self._seq), item.photo, res))
+                heapq.heappush(self._waiting, _Pending(now + delay, next(self._seq), item.photo, res, item.first_t,
+                                                      item.failed))
         elif isinstance(outcome, Fatal):
-            await self.limiter.release("transport", latency, sent_in_flight=sent)
+            self.limiter.finish("transport", latency, sent_in_flight=sent)
             res.latency_s = None
             self.fatal_hint = outcome.hint
             self.stop(f"fatal: {outcome.error}")
         else:
-            await self.limiter.release("success", latency, sent_in_flight=sent)
+            self.limiter.finish("success", latency, sent_in_flight=sent)
             if isinstance(outcome, Answer):
                 res.pred, res.raw = outcome.pred, outcome.raw
                 res.prompt_tokens, res.completion_tokens = outcome.prompt_tokens, outcome.completion_tokens
@@ -451,7 +465,7 @@ class ModelRun:
         # The reference keys over repeat 0 (comparable with a one-repeat run); photos_per_s counts every request.
         summary = summarize(self.model, [r for r in ordered if r.repeat == 0], wall, asked=len(ordered))
         summary["concurrency"] = {"start": self.settings.start_concurrency, "cap": self.settings.max_concurrency,
-                                  **self.limiter.stats()}
+                                  **self.limiter.stats(), "retries_exhausted": self.retries_exhausted}
         if self.stop_reason:
             summary["stopped"] = self.stop_reason
             if self.fatal_hint:

@@ -7,16 +7,16 @@ from dataclasses import dataclass, field, fields
 from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import FieldError, RunError
-from ..limit.adaptive import AdaptiveLimiter
 from ..limit.aimd import AIMDLimiter
+from ..limit.paced import PacedLimiter
 from ..protocol.request import DIALECTS
 from ..store.redact import public_url
 from .keys import find_key
 
 DEFAULT_BASE_URL = "https://openrouter.ai/api"
 LOCAL_KEY = "sk-local-no-key"  # sent to a loopback server when no key is set (it needs one only in form)
-# In-flight limit policies: "adaptive" (AdaptiveLimiter, the default) or "reference" (the original script's AIMD).
-LIMITERS = {"adaptive": AdaptiveLimiter, "reference": AIMDLimiter}
+# In-flight limit policies: "adaptive" (PacedLimiter, the default) or "reference" (the original script's AIMD).
+LIMITERS = {"adaptive": PacedLimiter, "reference": AIMDLimiter}
 LIMITER_POLICIES = tuple(LIMITERS)
 
 
@@ -43,8 +43,11 @@ class RunSettings:
     start_concurrency: int = 8
     max_concurrency: int = 256
     request_timeout: float = 120.0
-    max_attempts: int = 8
+    max_attempts: int = 8  # attempts per photo for the reference; for adaptive, failed ones (5xx, timeouts) only
     max_backoff_s: float = 20.0
+    # adaptive: a photo gives up only after the server refused it for this long. 180 s outlasts a minute's window
+    # three times over and a gateway's "llm_provider-retry-after: 60" twice; 8 attempts ran out in ~25 s.
+    retry_budget_s: float = 180.0
     repeats: int = 1  # ask each photo this many times (self-consistency)
     seed: int | None = None  # for the back-off jitter
     limiter: str = "adaptive"  # in-flight limit policy: "adaptive" or "reference" (see LIMITERS)
@@ -60,7 +63,7 @@ class RunSettings:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
                 raise SettingsError(f"must be a whole number, got {value!r}", name)
-        for name in ("request_timeout", "max_backoff_s", "body_timeout"):
+        for name in ("request_timeout", "max_backoff_s", "body_timeout", "retry_budget_s"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
                     or value <= 0:
@@ -91,8 +94,8 @@ class RunSettings:
         """The settings as they may be written down: everything but the key."""
         return {"base_url": public_url(self.base_url), "start_concurrency": self.start_concurrency,
                 "max_concurrency": self.max_concurrency, "request_timeout": self.request_timeout,
-                "max_attempts": self.max_attempts, "repeats": self.repeats, "limiter": self.limiter,
-                "api": self.api, "body_timeout": self.body_timeout}
+                "max_attempts": self.max_attempts, "retry_budget_s": self.retry_budget_s, "repeats": self.repeats,
+                "limiter": self.limiter, "api": self.api, "body_timeout": self.body_timeout}
 
     @property
     def dialect(self) -> str:

@@ -46,6 +46,7 @@ from hotdogbench_core.limit.aimd import AIMDLimiter  # noqa: E402
 from hotdogbench_core.limit.paced import PacedLimiter  # noqa: E402
 from hotdogbench_core.sim.capmodel import Client, FakeClock, simulate  # noqa: E402
 
+NOKEY = bool(__import__("os").environ.get("NOKEY"))
 POLICIES = ("adaptive", "reference", "aws")
 START, MAX = 8, 256  # the runner's default start and max concurrency
 
@@ -55,11 +56,12 @@ def make_clients(policy: str, setup, clock):
         from aws_adaptive import AwsAdaptiveLimiter
     clients = []
     key = None
-    if policy == "adaptive" and setup.shared and not setup.processes and len(setup.servers) > 1:
-        key = True
+    if policy == "adaptive" and NOKEY is False and not setup.processes and len(setup.servers) > 1:  # one run: one coordinator
+        from hotdogbench_core.limit.paced import KeyCoordinator
+        key = KeyCoordinator()
     for server, photos in zip(setup.servers, setup.photos):
         if policy == "adaptive":
-            lim = PacedLimiter(START, MAX, clock=clock)
+            lim = PacedLimiter(START, MAX, clock=clock, key=key)
             clients.append(Client(lim, server, photos, retry_budget_s=180.0))
         elif policy == "reference":
             clients.append(Client(AIMDLimiter(START, MAX, clock=clock), server, photos, retry_budget_s=None,

@@ -38,10 +38,14 @@ class PacedLimiter(LimitHistory):
     #                      by at most this, and a minute's refusal costs about ten probes
     RETRY_BASE_S = 0.1  # a refused photo without Retry-After waits up to this x 2**attempts: the pacer keeps the rate
 
-    def __init__(self, start: int, cap: int, clock: Callable[[], float] = time.perf_counter):
+    def __init__(self, start: int, cap: int, clock: Callable[[], float] = time.perf_counter,
+                 key: "KeyCoordinator | None" = None):
         if start < 1 or cap < 1:
             raise ValueError(f"concurrency must be >= 1 (start={start}, cap={cap})")
         super().__init__(clock)
+        self._key = key
+        if key is not None:
+            key.members.append(self)
         self.cap = cap
         self.in_flight = self.peak_in_flight = 0
         self.throttles = self.failures = self.transport_errors = 0
@@ -242,6 +246,8 @@ class PacedLimiter(LimitHistory):
         rate, taken = self.rate(now), self.taken_rate(now)
         if self.taken_rate(now, sent=True) < self.BETA * rate:
             taken = rate
+        if self._key is not None and rate < self.BETA * self._key.mean_pace(now):
+            return  # under its share of the key: the larger shares cut (a cap of its own refuses it in a row)
         if self.slow_start:  # the window stays where slow start left it, at its ceiling (not cut)
             self.slow_start = False
             self._w_ceiling, self._w_t = self._window, now - self.PROBE_MAX_S
@@ -273,3 +279,19 @@ class PacedLimiter(LimitHistory):
                 "settings": {"beta": self.BETA, "probe_sends": self.PROBE_SENDS, "probe_max_s": self.PROBE_MAX_S,
                              "headroom": self.HEADROOM, "refused": self.REFUSED,
                              "backoff_max_s": self.BACKOFF_MAX_S}}
+
+
+class KeyCoordinator:
+    """What the models of one run on one key share: their paces. A model paced under BETA x the key's mean does not
+    cut on a refusal: on a key-wide cap the larger shares cut instead, and decreases that fall on the larger shares
+    converge to equal ones (Chiu and Jain). No model is ever made to cut, so one behind a cap of its own is not
+    slowed: if that cap refuses it in a row, the refusal pause and the pace after it (what was taken) answer it."""
+
+    def __init__(self):
+        self.members: list[PacedLimiter] = []
+
+    def mean_pace(self, now: float) -> float:
+        """The mean pace of the members paced and sending lately (0 if fewer than two: no share to speak of)."""
+        paces = [r for m in self.members if m._sends and m._sends[-1] > now - m.PROBE_MAX_S
+                 and not math.isinf(r := m.rate(now))]
+        return sum(paces) / len(paces) if len(paces) >= 2 else 0.0

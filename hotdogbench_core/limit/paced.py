@@ -62,6 +62,7 @@ class PacedLimiter(LimitHistory):
         self._in_row = 0  # refusals since the last request taken (of those sent after the last refusal)
         self._refused_at = -math.inf  # send time of the latest refusal
         self._refused_since = -math.inf  # when the latest run of refusals began
+        self._taken_before = math.inf  # the rate taken before it
         self._probe_at, self._backoff = -math.inf, 0.0  # while refused: when the next probe may go
         self._probe_sent: float | None = None  # ... and when the one out went
         self._refusal_s = 0.0  # the slowest refusal of the latest run of them: a probe not refused in time passed
@@ -197,13 +198,16 @@ class PacedLimiter(LimitHistory):
         one was a cap passed for a moment: its first refusal cut the pace already."""
         open_s, refused_s = self._refused_since - self._open_t, now - self._refused_since
         cycle = (self._open_sends - self._open_refused) / max(now - self._open_t, 1e-3)
+        spent = now - self._refused_since >= self._refused_since - self._open_t  # refused longer than open
         if self.slow_start:
             self.slow_start = False
             self._w_ceiling, self._w_t = self._window, now - self.PROBE_MAX_S
-        if True:
+        if spent:
             self._r_ceiling = min(self.rate(now), max(cycle, 1.0 / self.BACKOFF_MAX_S))
             self._r_k = max(self._k(self._r_ceiling), now - self._open_t)
             self._r_t = self._changed = now - self._r_k  # at the ceiling, not under it
+        else:  # a cap passed for a moment: cut as for one refusal, to what was taken before the pause
+            self._cut(now, min(self.rate(now), self._taken_before), "cut: refused in a row")
         self._in_row, self._probe_sent = 0, None
         self._open_t, self._open_sends, self._open_refused = now, 0, 0
         self._tat = now
@@ -223,6 +227,7 @@ class PacedLimiter(LimitHistory):
             wait = self._backoff if retry_after is None else min(self._backoff, max(retry_after, 1e-3))
             self._probe_at, self._probe_sent = now + wait, None  # (a server's hint may only bring it forward)
             if first:
+                self._taken_before = self.taken_rate(now)
                 self._record(now, f"refused {tag}")
             return
         window = self.window(now)
@@ -248,13 +253,16 @@ class PacedLimiter(LimitHistory):
             taken = rate
         if self._key is not None and rate < self.BETA * self._key.mean_pace(now):
             return  # under its share of the key: the larger shares cut (a cap of its own refuses it in a row)
+        self._cut(now, min(rate, taken), f"cut {tag}")
+
+    def _cut(self, now: float, ceiling: float, reason: str) -> None:
         if self.slow_start:  # the window stays where slow start left it, at its ceiling (not cut)
             self.slow_start = False
             self._w_ceiling, self._w_t = self._window, now - self.PROBE_MAX_S
-        self._r_ceiling, self._r_t = min(rate, taken), now
+        self._r_ceiling, self._r_t = ceiling, now
         self._r_k, self._changed = self._k(self._r_ceiling), now
         self._tat = now + 1.0 / self.rate(now)
-        self._record(now, f"cut {tag}")
+        self._record(now, reason)
 
     def _record(self, now: float, reason: str) -> None:
         rate = self.rate(now)

@@ -208,6 +208,8 @@ class PacedLimiter(LimitHistory):
             self._r_t = self._changed = now - self._r_k  # at the ceiling, not under it
         else:  # a cap passed for a moment: cut as for one refusal, to what was taken before the pause
             self._cut(now, min(self.rate(now), self._taken_before), "cut: refused in a row")
+            if self._in_row > self.REFUSED:  # a probe was refused too: a cap that refills in steps (a quota),
+                self._r_k = max(self._r_k, now - self._open_t)  # whose cycle is the probe's time scale
         self._in_row, self._probe_sent = 0, None
         self._open_t, self._open_sends, self._open_refused = now, 0, 0
         self._tat = now

@@ -12,6 +12,11 @@ from __future__ import annotations
 
 import math
 
+if __name__ == "__main__":  # a module, not a benchmark: say what it is (before botocore, which --help needs not)
+    import argparse
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+                            usage="imported by bench_families.py (uv run --group bench ...)").parse_args()
+
 from botocore.exceptions import CapacityNotAvailableError
 from botocore.retries import adaptive, bucket, standard, throttling
 

@@ -267,3 +267,14 @@ def draw(family: str, seed: int) -> Draw:
     rng = random.Random(f"{family}:{seed}")
     params, make = FAMILIES[family][1](rng, seed)
     return Draw(family, seed, params, make)
+
+
+if __name__ == "__main__":
+    import argparse
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("family", nargs="?", choices=list(FAMILIES), help="print its first draws (default: every family's)")
+    ap.add_argument("--draws", type=int, default=3)
+    args = ap.parse_args()
+    for fam in [args.family] if args.family else FAMILIES:
+        for seed in range(args.draws):
+            print(f"{fam} {seed}: {draw(fam, seed).describe()}")

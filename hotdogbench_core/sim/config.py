@@ -12,7 +12,8 @@ from typing import Any
 
 from ..protocol.models import MODELS
 
-RETRY_AFTER_MODES = ("none", "fixed", "exact")
+RETRY_AFTER_MODES = ("none", "fixed", "exact", "large", "reset_requests", "gateway")
+CAPS_PER = ("key", "model")
 LISTINGS = ("openrouter", "plain", "none")
 # A careless server that echoes the request's Authorization header: in a 400 error body ("error"), or in the
 # answer's content and provider name ("answer"), or after half the answer's content ("answer_cut": the key runs
@@ -88,10 +89,24 @@ class SimConfig:
     max_in_flight: int | None = None  # admitted requests being served beyond this get 429 at once
     rate_per_s: float | None = None  # token bucket refill rate; None = no bucket
     burst: int = 10  # token bucket capacity (the bucket starts full)
-    # Retry-After on 429s: "none", "fixed" (retry_after_s) or "exact" (time until the bucket has a token;
-    # in-flight 429s can't know that and use retry_after_s).
+    # at most window_n admitted requests per fixed window of window_s seconds, clock-aligned (boundaries at whole
+    # multiples of window_s of the wall clock, as "per clock minute"), refused past it, refilled at the boundary
+    window_n: int | None = None
+    window_s: float = 60.0
+    # "key": the bucket and the window count every model's requests (a key-wide cap); "model": each model has
+    # its own bucket and window (max_in_flight stays key-wide)
+    caps_per: str = "key"
+    # caps that move: [[seconds since the first request, factor], ...]; from each time on, rate_per_s, window_n
+    # and max_in_flight are multiplied by its factor (until the next entry)
+    cap_schedule: list = field(default_factory=list)
+    # What a 429 carries: "none", "fixed" (Retry-After: retry_after_s), "exact" (the time until the bucket has
+    # a token or the window refills; in-flight 429s can't know that and use retry_after_s), "large"
+    # (Retry-After: retry_after_s on a retry_after_share of the 429s, nothing on the others), "reset_requests"
+    # (x-ratelimit-reset-requests with the exact wait, like "6s" or "1m0s", and no Retry-After) or "gateway"
+    # (llm_provider-retry-after: retry_after_s and no Retry-After, as the LiteLLM proxy sends).
     retry_after: str = "none"
     retry_after_s: float = 1.0
+    retry_after_share: float = 1.0
     credits_usd: float | None = None  # 402 "Insufficient credits" once stats.spent_usd reaches this
 
     # --- how OpenRouter-like it is ----------------------------------------------------------------------
@@ -150,6 +165,14 @@ class SimConfig:
             raise ValueError("rate_per_s must be >= 0 or None")
         if self.burst < 1:
             raise ValueError("burst must be >= 1")
+        if self.caps_per not in CAPS_PER:
+            raise ValueError(f"caps_per must be one of {CAPS_PER}, not {self.caps_per!r}")
+        if self.window_n is not None and (self.window_n < 0 or self.window_s <= 0):
+            raise ValueError("window_n must be >= 0 (or None) and window_s > 0")
+        if not 0.0 <= self.retry_after_share <= 1.0:
+            raise ValueError("retry_after_share must be a probability in [0, 1]")
+        if any(not isinstance(e, (list, tuple)) or len(e) != 2 or e[1] < 0 for e in self.cap_schedule):
+            raise ValueError("cap_schedule entries are [seconds since the first request, factor >= 0]")
         if self.latency_s < 0 or self.latency_sigma < 0 or self.stall_s < 0 or self.retry_after_s < 0:
             raise ValueError("latency_s, latency_sigma, stall_s and retry_after_s must be >= 0")
 

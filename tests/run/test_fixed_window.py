@@ -1,0 +1,39 @@
+"""A fixed-window server over real HTTP: N per clock-aligned window, refused past it, refilled at the boundary.
+No photo gives up while the server only says "later" (retries are budgeted in time, not counted)."""
+import asyncio
+
+from support.tables import make_rows, write_table
+from hotdogbench_core import RunSettings, load_dataset
+from hotdogbench_core.run.runner import ModelRun
+from hotdogbench_core.sim.app import SimConfig, Simulator
+
+MODEL = "openai/gpt-6-luna"
+
+
+def test_a_fixed_window_server_finishes_every_photo(tmp_path):
+    ds = load_dataset(write_table(tmp_path / "photos.parquet", make_rows(n_per_cat=12, extras=0)))  # 36 photos
+    # 12 per 1.5 s window, no Retry-After: ~4.5 s of windows; the reference's 8 attempts would span the run, but a
+    # count of attempts is not what ends a photo here
+    cfg = SimConfig(seed=0, latency_s=0.02, window_n=12, window_s=1.5)
+    with Simulator(cfg) as sim:
+        settings = RunSettings(api_key="sk-test", base_url=sim.base_url, max_attempts=2)  # failures only
+        mr = ModelRun(MODEL, ds, settings, tmp_path / "out")
+        summary = asyncio.run(mr.run())
+        refused = sim.stats.rate_limited
+    assert refused > 0  # the window did refuse
+    assert summary["answered"] == len(ds) and summary["errors"] == 0
+    assert not any((r.error or "").startswith("retries exhausted") for r in mr.results.values())
+    assert summary["concurrency"]["retries_exhausted"] == 0
+    assert summary["concurrency"]["policy"] == "adaptive"
+
+
+def test_the_reference_keeps_its_count_of_attempts(tmp_path):
+    ds = load_dataset(write_table(tmp_path / "photos.parquet", make_rows(n_per_cat=12, extras=0)))
+    cfg = SimConfig(seed=0, latency_s=0.02, window_n=4, window_s=3.0)  # 4 per 3 s: most photos refused twice in a row
+    with Simulator(cfg) as sim:
+        settings = RunSettings(api_key="sk-test", base_url=sim.base_url, limiter="reference", max_attempts=2,
+                               max_backoff_s=0.2)
+        mr = ModelRun(MODEL, ds, settings, tmp_path / "out")
+        summary = asyncio.run(mr.run())
+    lost = sum(1 for r in mr.results.values() if (r.error or "").startswith("retries exhausted"))
+    assert lost > 0 and summary["concurrency"]["retries_exhausted"] == lost

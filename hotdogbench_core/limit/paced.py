@@ -109,8 +109,6 @@ class PacedLimiter(LimitHistory):
         if value >= top:  # far past the old ceiling with nothing refused: a new ceiling, if sends followed
             if self.taken_rate(now) < self._r_ceiling:
                 return top
-            if self._key is not None:  # nothing refused it up to here: it may start from the key's share
-                top = max(top, self._key.mean_ceiling(now, self))
             self._r_k = self._k(top)
             self._r_ceiling, self._r_t = top, now - self._r_k
             self._record(now, "probe")
@@ -301,12 +299,6 @@ class KeyCoordinator:
 
     def __init__(self):
         self.members: list[PacedLimiter] = []
-
-    def mean_ceiling(self, now: float, other_than: "PacedLimiter") -> float:
-        """The mean ceiling of the other members paced and sending lately (0 if none)."""
-        cs = [m._r_ceiling for m in self.members if m is not other_than and m._sends
-              and m._sends[-1] > now - m.PROBE_MAX_S and not math.isinf(m._r_ceiling)]
-        return sum(cs) / len(cs) if cs else 0.0
 
     def mean_pace(self, now: float) -> float:
         """The mean pace of the members paced and sending lately (0 if fewer than two: no share to speak of)."""

@@ -57,7 +57,7 @@ def make_clients(policy: str, setup, clock):
     clients = []
     key = None
     if policy == "adaptive" and NOKEY is False and not setup.processes and len(setup.servers) > 1:  # one run: one coordinator
-        from hotdogbench_core.limit.paced import KeyCoordinator
+        from hotdogbench_core.limit.key import KeyCoordinator
         key = KeyCoordinator()
     for server, photos in zip(setup.servers, setup.photos):
         if policy == "adaptive":

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Callable, Protocol, runtime_checkable
 
 from .aimd import AIMDLimiter, Feedback, LimitChange, LimitHistory
+from .key import KeyCoordinator
 from .paced import PacedLimiter
 
 
@@ -38,4 +39,4 @@ class Limiter(Protocol):
     def restart_clock(self) -> None: ...
 
 
-__all__ = ["AIMDLimiter", "Feedback", "LimitChange", "LimitHistory", "Limiter", "PacedLimiter"]
+__all__ = ["AIMDLimiter", "Feedback", "KeyCoordinator", "LimitChange", "LimitHistory", "Limiter", "PacedLimiter"]

@@ -40,6 +40,16 @@ class LimitHistory:
     def restart_clock(self) -> None:
         self.t0 = self.clock()
 
+    @property
+    def limit_trace(self) -> list[tuple[float, int]]:
+        """(seconds since start, limit) on every change, as in the reference's summary."""
+        return [(c.t, c.limit) for c in self.history]
+
+    @property
+    def rate_trace(self) -> list[tuple[float, float | None]]:
+        """(seconds since start, paced requests per second or None for unpaced) on every change."""
+        return [(c.t, c.rate) for c in self.history]
+
     def _announce(self, limit: int, reason: str, rate: float | None = None) -> LimitChange:
         change = LimitChange(round(self.clock() - self.t0, 2), limit, reason, rate)
         self.history.append(change)
@@ -74,11 +84,6 @@ class AIMDLimiter(LimitHistory):
     @property
     def limit(self) -> int:
         return int(self._limit)
-
-    @property
-    def limit_trace(self) -> list[tuple[float, int]]:
-        """(seconds since start, limit) on every change, as in the reference's summary."""
-        return [(c.t, c.limit) for c in self.history]
 
     def _set(self, value: float, reason: str) -> None:
         self._limit = value

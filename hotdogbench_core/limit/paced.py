@@ -1,19 +1,19 @@
-"""The default limiter: a paced AIMD on the send rate, an AIMD in-flight window, and a pause for refusals.
+"""The default limiter: AIMD on a paced send rate and on an in-flight window, with a pause for refusals in a row.
 
-A server's cap refuses what goes over it at once, so the limiter runs the loss-based control that converges to the
-cap and to a fair share of it (AIMD, Chiu and Jain 1989), on two quantities, each kept by what it can see. Sends are
-paced at a rate R. A refusal of a request sent at an in-flight level the server has lately taken says the rate is
-too high: R is cut to BETA times the lesser of R and the rate the server really took over the last sends (so a
-bucket's burst, spent, is not taken for its rate), at most once per new pace. A refusal at a level above every one
-lately taken says it is an in-flight cap: the window W goes to the number of the others in flight (a measurement,
-not a guess) and the pace is left alone. Between signals both grow back as CUBIC does: flat near the last ceiling,
-then ever faster beyond it, at most HEADROOM times what the server was seen to take, so a cycle spans about
-PROBE_SENDS sends (few refusals per send) and at most PROBE_MAX_S seconds (a doubled cap is found within ~3 of
-them). Several refusals in a row with nothing taken between are a spent quota (a fixed window), a cap that fell to
-nothing, or a pause the server asked for: then one probe goes at a time, on a back-off up to BACKOFF_MAX_S, and
-when the server takes again the pace becomes what it took over the whole cycle, refusals included. Failures
-(5xx, bad bodies, dropped connections) are noise and move nothing. Retry-After and reset hints delay only the
-photo they came with, never other sends. Every change goes into the bounded history with its reason.
+A cap refuses what goes over it at once, so the limiter runs the loss-based control that converges to a cap and, for
+several senders, to equal shares of it (AIMD: Chiu and Jain 1989), with CUBIC's probe and BBR's pacing. Sends are
+paced at a rate R, unpaced until the first refusal while the window doubles per round trip. A second refusal within
+PROBE_SENDS sends, of a request sent at an in-flight level the server lately took, cuts R to BETA x the lesser of R
+and what the server took lately (a spent burst is not the bucket's rate); one alone is noise (a random 402). A
+refusal above every level lately taken is an in-flight cap: the window W becomes the others in flight and R is left
+alone. Both grow back on CUBIC's curve: at the last ceiling again after about PROBE_SENDS sends (at most
+PROBE_MAX_S seconds), then faster, up to HEADROOM x it. REFUSED refusals in a row are a spent quota, a fallen cap or
+a pause: one probe goes at a time, backing off up to BACKOFF_MAX_S, and one not refused at once was taken; if the
+refusal outlasted the stretch before it (a fixed window spent early), R becomes what the server took over the whole
+cycle and the cycle is the probe's time scale, else R is cut as above. Failures and dropped connections move
+nothing; a Retry-After or reset hint delays its own photo and can only bring a probe forward. With a KeyCoordinator
+(the models of one run on one key), a model paced under BETA x the key's mean does not cut: the larger shares do.
+Every change goes into a bounded history with its reason.
 """
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ class PacedLimiter(LimitHistory):
     RETRY_BASE_S = 0.1  # a refused photo without Retry-After waits up to this x 2**attempts: the pacer keeps the rate
 
     def __init__(self, start: int, cap: int, clock: Callable[[], float] = time.perf_counter,
-                 key: "KeyCoordinator | None" = None):
+                 key=None):
         if start < 1 or cap < 1:
             raise ValueError(f"concurrency must be >= 1 (start={start}, cap={cap})")
         super().__init__(clock)
@@ -47,36 +47,26 @@ class PacedLimiter(LimitHistory):
         if key is not None:
             key.members.append(self)
         self.cap = cap
-        self.in_flight = self.peak_in_flight = 0
-        self.throttles = self.failures = self.transport_errors = 0
-        self.slow_start = True
-        self._window = float(min(start, cap))
+        self.in_flight = self.peak_in_flight = self.throttles = self.failures = self.transport_errors = 0
+        self.slow_start, self._window = True, float(min(start, cap))
         self._w_ceiling, self._w_t = self._window, -math.inf  # the window's probe curve: ceiling, when set
         self._r_ceiling, self._r_t, self._r_k = math.inf, -math.inf, 1.0  # the rate's probe curve (inf: unpaced)
         self._tat = -math.inf  # pacer: when the next send is due
         self._sends: deque[float] = deque(maxlen=self.PROBE_SENDS)  # send times
         self._refusals: deque[float] = deque(maxlen=self.PROBE_SENDS)  # send times of refused requests
         self._taken: deque[int] = deque(maxlen=self.PROBE_SENDS)  # in-flight levels of requests the server took
-        self._seen = 0  # the highest of them
-        self._w_k = self.PROBE_MAX_S
+        self._seen, self._w_k = 0, self.PROBE_MAX_S  # the highest of them; the window's probe time scale
         self._in_row = 0  # refusals since the last request taken (of those sent after the last refusal)
-        self._refused_at = -math.inf  # send time of the latest refusal
-        self._refused_since = -math.inf  # when the latest run of refusals began
-        self._taken_before = math.inf  # the rate taken before it
+        # send time of the latest refusal, when the latest run of them began, and the rate taken before it
+        self._refused_at, self._refused_since, self._taken_before = -math.inf, -math.inf, math.inf
         self._probe_at, self._backoff = -math.inf, 0.0  # while refused: when the next probe may go
         self._probe_sent: float | None = None  # ... and when the one out went
         self._refusal_s = 0.0  # the slowest refusal of the latest run of them: a probe not refused in time passed
         self._open_t, self._open_sends, self._open_refused = clock(), 0, 0  # since the last refusal ended
         self._changed = -math.inf  # the last cut: refusals of requests sent before it show are old news
 
-    # -- state --------------------------------------------------------------------------------------------
-    @property
-    def limit(self) -> int:
-        return max(1, int(self.window()))
-
-    @property
-    def refused(self) -> bool:
-        return self._in_row >= self.REFUSED
+    limit = property(lambda self: max(1, int(self.window())))  # the in-flight limit now
+    refused = property(lambda self: self._in_row >= self.REFUSED)  # refused in a row: probing
 
     def taken_rate(self, now: float, sent: bool = False) -> float:
         """Requests per second the server took (sent=True: were sent) over the last PROBE_SENDS sends, since the
@@ -196,7 +186,6 @@ class PacedLimiter(LimitHistory):
         """The server takes again. A refusal that outlasted the stretch before it was a spent quota: the pace
         becomes what the server took over the whole cycle, and the cycle is the next probe's time scale. A shorter
         one was a cap passed for a moment: its first refusal cut the pace already."""
-        open_s, refused_s = self._refused_since - self._open_t, now - self._refused_since
         cycle = (self._open_sends - self._open_refused) / max(now - self._open_t, 1e-3)
         spent = now - self._refused_since >= self._refused_since - self._open_t  # refused longer than open
         if self.slow_start:
@@ -270,38 +259,11 @@ class PacedLimiter(LimitHistory):
         rate = self.rate(now)
         self._announce(self.limit, reason, None if math.isinf(rate) else round(rate, 2))
 
-    # -- reports ------------------------------------------------------------------------------------------
-    @property
-    def limit_trace(self) -> list[tuple[float, int]]:
-        return [(c.t, c.limit) for c in self.history]
-
-    @property
-    def rate_trace(self) -> list[tuple[float, float | None]]:
-        return [(c.t, c.rate) for c in self.history]
-
     def stats(self) -> dict:
-        rate = self.rate()
+        rate, fin = self.rate(), lambda x: None if math.isinf(x) else round(x, 3)
         return {"policy": self.POLICY, "final_limit": self.limit, "peak_in_flight": self.peak_in_flight,
                 "throttles": self.throttles, "failures": self.failures, "transport_errors": self.transport_errors,
-                "cap_rate_per_s": None if math.isinf(self._r_ceiling) else round(self._r_ceiling, 3),
-                "final_rate_per_s": None if math.isinf(rate) else round(rate, 3),
+                "cap_rate_per_s": fin(self._r_ceiling), "final_rate_per_s": fin(rate),
                 "limit_trace": self.limit_trace, "rate_trace": self.rate_trace,
-                "settings": {"beta": self.BETA, "probe_sends": self.PROBE_SENDS, "probe_max_s": self.PROBE_MAX_S,
-                             "headroom": self.HEADROOM, "refused": self.REFUSED,
-                             "backoff_max_s": self.BACKOFF_MAX_S}}
-
-
-class KeyCoordinator:
-    """What the models of one run on one key share: their paces. A model paced under BETA x the key's mean does not
-    cut on a refusal: on a key-wide cap the larger shares cut instead, and decreases that fall on the larger shares
-    converge to equal ones (Chiu and Jain). No model is ever made to cut, so one behind a cap of its own is not
-    slowed: if that cap refuses it in a row, the refusal pause and the pace after it (what was taken) answer it."""
-
-    def __init__(self):
-        self.members: list[PacedLimiter] = []
-
-    def mean_pace(self, now: float) -> float:
-        """The mean pace of the members paced and sending lately (0 if fewer than two: no share to speak of)."""
-        paces = [r for m in self.members if m._sends and m._sends[-1] > now - m.PROBE_MAX_S
-                 and not math.isinf(r := m.rate(now))]
-        return sum(paces) / len(paces) if len(paces) >= 2 else 0.0
+                "settings": {k.lower(): getattr(self, k) for k in ("BETA", "PROBE_SENDS", "PROBE_MAX_S", "HEADROOM",
+                                                                   "REFUSED", "BACKOFF_MAX_S")}}

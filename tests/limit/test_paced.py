@@ -10,7 +10,7 @@ import pytest
 
 from support.paths import REPO
 from hotdogbench_core.limit import AIMDLimiter, Limiter, PacedLimiter
-from hotdogbench_core.limit.paced import KeyCoordinator
+from hotdogbench_core.limit.key import KeyCoordinator
 from hotdogbench_core.sim.capmodel import Cap, Client, FakeClock, Server, simulate
 
 sys.path.insert(0, str(REPO / "benchmarks"))

@@ -1,0 +1,20 @@
+"""The shared view of the models of one run on one key (the session gives every ModelRun of a run the same one)."""
+from __future__ import annotations
+
+import math
+
+
+class KeyCoordinator:
+    """What the models of one run on one key share: their paces. A model paced under BETA x the key's mean does not
+    cut on a refusal: on a key-wide cap the larger shares cut instead, and decreases that fall on the larger shares
+    converge to equal ones (Chiu and Jain). No model is ever made to cut, so one behind a cap of its own is not
+    slowed: if that cap refuses it in a row, the refusal pause and the pace after it (what was taken) answer it."""
+
+    def __init__(self):
+        self.members: list = []  # the PacedLimiters of the run
+
+    def mean_pace(self, now: float) -> float:
+        """The mean pace of the members paced and sending lately (0 if fewer than two: no share to speak of)."""
+        paces = [r for m in self.members if m._sends and m._sends[-1] > now - m.PROBE_MAX_S
+                 and not math.isinf(r := m.rate(now))]
+        return sum(paces) / len(paces) if len(paces) >= 2 else 0.0

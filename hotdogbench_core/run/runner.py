@@ -53,7 +53,7 @@ class ModelRun:
 
     def __init__(self, model: str, dataset: Dataset, settings: RunSettings, run_dir: Path, *,
                  resume: bool = False, on_event: Callable[[Event], None] | None = None,
-                 budget: CostBudget | None = None, price: dict[str, float] | None = None):
+                 budget: CostBudget | None = None, price: dict[str, float] | None = None, key=None):
         self.model, self.dataset, self.settings = model, dataset, settings
         self.rundir = run_dir if isinstance(run_dir, RunDir) else RunDir.at(run_dir)
         self.run_dir = self.rundir.path
@@ -61,7 +61,10 @@ class ModelRun:
         self.request: Request = request_for(model, settings.dialect)
         self.url = settings.url_for(self.request.path)
         self.redactor = Redactor.for_settings(settings)  # the key and URL credentials out of every stored text
-        self.limiter = LIMITERS[settings.limiter](settings.start_concurrency, settings.max_concurrency)
+        # key: a limit.KeyCoordinator the models of one run on one key share (adaptive policy only)
+        self.limiter = LIMITERS[settings.limiter](settings.start_concurrency, settings.max_concurrency) \
+            if key is None or settings.limiter == "reference" else \
+            LIMITERS[settings.limiter](settings.start_concurrency, settings.max_concurrency, key=key)
         self.limiter.subscribe(lambda c: self._emit(LimitChanged(model, c)))
         self.retries_exhausted = 0  # photos that ended as "retries exhausted" in this session
         self.rng = random.Random(settings.seed)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import StorageError
+from ..limit.key import KeyCoordinator
 from ..stats.pairs import write_pairs
 from ..store.dataset import Dataset
 from ..store.manifest import finish_manifest, model_outcome, start_manifest
@@ -79,9 +80,9 @@ async def run_models(models: list[str], dataset: Dataset, settings: RunSettings,
     stops the run before anything is sent; the dialect of the bodies follows the server. prices: USD per
     token / image / request for models whose server reports no cost (a price table).
 
-    parallel: all models at once, each with its own limiter and HTTP client, so the run takes about as long as
-    its slowest model; summary.json stays in model order. A model that stops (bad key, no credits) stops the
-    others too, as a sequential run would not start them.
+    parallel: all models at once, each with its own limiter (sharing one KeyCoordinator) and HTTP client, so the
+    run takes about as long as its slowest model; summary.json stays in model order. A model that stops (bad key,
+    no credits) stops the others too, as a sequential run would not start them.
     """
     rundir = RunDir(out, run_name or default_run_name())
     rundir.check_place().create()
@@ -99,8 +100,9 @@ async def _run_models(rundir: RunDir, models, dataset, settings, *, resume, on_e
     settings = dataclasses.replace(settings, api=pre.dialect)
     # Check every model can start (resume rules) before any request is sent.
     budget = CostBudget(max_cost_usd) if max_cost_usd is not None else None
+    key = KeyCoordinator() if parallel else None  # models at once on one key: one shared view of their paces
     runs = [ModelRun(m, dataset, settings, rundir, resume=resume, on_event=on_event, budget=budget,
-                     price=pre.prices.get(m)) for m in models]
+                     price=pre.prices.get(m), key=key) for m in models]
     result = RunResult(run_dir, warnings=list(pre.warnings))
     for text in pre.warnings:
         _tell(on_event, Notice(None, text))

@@ -188,6 +188,8 @@ def run_draw(args: tuple[str, int, str]) -> dict:
 def why(d, r: dict) -> str:
     """Why a draw misses a target that no limiter could meet there (shown, not dropped)."""
     p = d.params
+    if math.isnan(r["util"]):
+        return "a model had 85% of its photos at once: no saturated span to judge (left out)"
     if d.family == "large_ra" and r["util"] < 90 and p.get("ra_s", 0) >= 20:
         return f"the last photos wait a {p['ra_s']} s Retry-After"
     return ""
@@ -195,11 +197,11 @@ def why(d, r: dict) -> str:
 
 def summarize(rows: list[dict]) -> list:
     def med(key):
-        xs = [r[key] for r in rows if r[key] is not None]
+        xs = [r[key] for r in rows if r[key] is not None and not math.isnan(r[key])]
         return statistics.median(xs) if xs else None
 
     def worst(key, low=True):
-        xs = [r[key] for r in rows if r[key] is not None]
+        xs = [r[key] for r in rows if r[key] is not None and not math.isnan(r[key])]
         return (min(xs) if low else max(xs)) if xs else None
 
     def f(x, digits=1):

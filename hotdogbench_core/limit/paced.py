@@ -59,6 +59,7 @@ class PacedLimiter(LimitHistory):
         self._in_row = 0  # refusals since the last request taken (of those sent after the last refusal)
         # send time of the latest refusal, when the latest run of them began, and the rate taken before it
         self._refused_at, self._refused_since, self._taken_before = -math.inf, -math.inf, math.inf
+        self._last_refusal = -math.inf
         self._probe_at, self._backoff = -math.inf, 0.0  # while refused: when the next probe may go
         self._probe_sent: float | None = None  # ... and when the one out went
         self._refusal_s = 0.0  # the slowest refusal of the latest run of them: a probe not refused in time passed
@@ -186,7 +187,8 @@ class PacedLimiter(LimitHistory):
         """The server takes again. A refusal that outlasted the stretch before it was a spent quota: the pace
         becomes what the server took over the whole cycle, and the cycle is the next probe's time scale. A shorter
         one was a cap passed for a moment: its first refusal cut the pace already."""
-        cycle = (self._open_sends - self._open_refused) / max(now - self._open_t, 1e-3)
+        refill = (self._last_refusal + now) / 2  # the refill came between the last refused probe and this one
+        cycle = (self._open_sends - self._open_refused) / max(refill - self._open_t, 1e-3)
         spent = now - self._refused_since >= self._refused_since - self._open_t  # refused longer than open
         if self.slow_start:
             self.slow_start = False
@@ -207,7 +209,7 @@ class PacedLimiter(LimitHistory):
     def _refusal(self, now: float, sent_at: float, level: int, tag: str, retry_after: float | None) -> None:
         self._refusals.append(sent_at)
         self._open_refused += sent_at >= self._open_t
-        self._refused_at = max(self._refused_at, sent_at)
+        self._refused_at, self._last_refusal = max(self._refused_at, sent_at), now
         self._in_row += 1
         if self._in_row == 1:
             self._refused_since = now

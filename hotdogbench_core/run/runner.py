@@ -43,6 +43,7 @@ class _Pending:
     result: Result = field(compare=False)
     first_t: float = field(default=0.0, compare=False)  # when the photo was first asked (its retry budget's start)
     failed: int = field(default=0, compare=False)  # its attempts that failed (not a "later")
+    hint: float = field(default=0.0, compare=False)  # the longest wait the server asked of it (the budget outlasts it)
 
 
 class ModelRun:
@@ -396,8 +397,10 @@ class ModelRun:
             # failures (5xx, timeouts, dropped connections) count against max_attempts.
             if outcome.signal != "rate":
                 item.failed += 1
+            item.hint = max(item.hint, outcome.retry_after or 0.0)
             if len(res.retries) >= self.settings.max_attempts if self.settings.limiter == "reference" else \
-                    item.failed >= self.settings.max_attempts or now - item.first_t >= self.settings.retry_budget_s:
+                    item.failed >= self.settings.max_attempts or \
+                    now - item.first_t >= self.settings.retry_budget_s + item.hint:
                 res.error = "retries exhausted: " + ",".join(res.retries[-3:])
                 self.retries_exhausted += 1
                 self._settle(res)
@@ -406,7 +409,7 @@ class ModelRun:
                     min(self.settings.max_backoff_s, self.limiter.RETRY_BASE_S * 2 ** len(res.retries)) \
                     * self.rng.random()
                 heapq.heappush(self._waiting, _Pending(now + delay, next(self._seq), item.photo, res, item.first_t,
-                                                      item.failed))
+                                                      item.failed, item.hint))
         elif isinstance(outcome, Fatal):
             self.limiter.finish("transport", latency, sent_in_flight=sent)
             res.latency_s = None

@@ -45,8 +45,8 @@ class RunSettings:
     request_timeout: float = 120.0
     max_attempts: int = 8  # attempts per photo for the reference; for adaptive, failed ones (5xx, timeouts) only
     max_backoff_s: float = 20.0
-    # adaptive: a photo gives up only after the server refused it for this long. 180 s outlasts a minute's window
-    # three times over and a gateway's "llm_provider-retry-after: 60" twice; 8 attempts ran out in ~25 s.
+    # adaptive: a photo gives up only after the server refused it for this long, plus the longest wait it asked
+    # (Retry-After or a reset hint). 180 s outlasts a minute's window three times over; 8 attempts ran out in ~25 s.
     retry_budget_s: float = 180.0
     repeats: int = 1  # ask each photo this many times (self-consistency)
     seed: int | None = None  # for the back-off jitter

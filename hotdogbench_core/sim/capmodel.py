@@ -177,6 +177,7 @@ class Client:
     fresh: int = 0
     retries: list = field(default_factory=list)  # heap of (not before, seq, attempts, first_t, RA deadline, failed)
     wake_at: float | None = None
+    hints: dict = field(default_factory=dict)  # first_t -> the longest wait the server asked of that photo
 
     def delay(self, attempts: int, signal: str, ra: float | None, rng: random.Random) -> float:
         if self.backoff is not None:
@@ -307,10 +308,11 @@ def simulate(clients: list[Client], clock: FakeClock, *, seed: int = 0, until: f
             c.rejects += fb == "rate"
             c.failures += fb != "rate"
             spent, failed = now - first_t, failed + (fb != "rate")
+            c.hints[first_t] = hint = max(c.hints.get(first_t, 0.0), ra or 0.0)
             # as the runner: the reference gives up after max_attempts; else "later" is waited out for the
-            # retry budget and only failures count against max_attempts
+            # retry budget (plus the longest wait the server asked) and only failures count against max_attempts
             if (n >= c.max_attempts) if c.retry_budget_s is None else \
-                    (failed >= c.max_attempts or spent >= c.retry_budget_s):
+                    (failed >= c.max_attempts or spent >= c.retry_budget_s + hint):
                 c.done += 1
                 c.exhausted += 1
             else:

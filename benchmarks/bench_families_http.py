@@ -1,0 +1,185 @@
+"""The scenario families over real HTTP: the real runner against the simulator in a child process, a few draws each.
+
+    uv run python benchmarks/bench_families_http.py [--draws 2] [--families a,b] [--policies adaptive,reference]
+        [--scale 0.3]
+
+The fake-clock model (bench_families.py) is the primary evidence; this confirms it with the runner, the HTTP
+client, the journal and the classifier in the loop. Each draw of benchmarks/scenarios.py becomes a SimConfig:
+buckets, fixed windows (clock-aligned to the wall clock; 60 s windows become 10 s ones to keep runs short), in-flight
+caps, caps that move (cap_schedule, drifts and oscillations in steps), the Retry-After and reset-hint variants, noise
+(5xx, 200-errors, drops, 402 in-flight budgets), several models at once with --parallel-models behind one key-wide cap
+(caps_per="key") or caps of their own (caps_per="model", one rate for all: the simulator has no per-model rates),
+and two processes on one key (two runner processes against one simulator). Not over HTTP: latency that grows with the
+load (the simulator's latency does not depend on it) and 402 in-flight caps (the simulator's 402s are random): those
+draws run with their plain latency and a 429 in-flight cap. The simulator sends X-RateLimit-Reset (epoch ms) on every
+429, as OpenRouter does on its own: "none" here means no Retry-After. Photos are `--scale` of the model's count.
+
+Measured from the simulator's own log of arrivals: utilization = admitted / allowed over the saturated span (until
+85% of the photos were answered), allowed as in bench_families.py except that a fixed window counts as its mean
+rate (n / period) over the span; throttled = 429/402 / attempts; fairness = Jain over the models' (processes')
+answered photos at the first one's 85% point.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import math
+import multiprocessing as mp
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchlib import SimProcess, machine, table, write_photos  # noqa: E402
+from scenarios import FAMILIES, draw  # noqa: E402
+
+from hotdogbench_core import RunSettings, load_dataset  # noqa: E402
+from hotdogbench_core.run.session import run_models  # noqa: E402
+
+MODELS = ["openai/gpt-6-luna", "openai/gpt-6.1-sol", "openai/gpt-6-astra", "typesafe/jev-1.14", "cloudflare/clef",
+          "anthropic/claude-haiku-5.5", "anthropic/claude-sonnet-5.5", "anthropic/claude-opus-5.5"]
+RA_MODES = {"none": "none", "exact": "exact", "fixed": "fixed", "large": "large", "reset_requests": "reset_requests",
+            "gateway": "gateway", "reset_ms": "none"}  # (the simulator always sends X-RateLimit-Reset)
+
+
+def _schedule(cap, horizon: float) -> list:
+    """A cap's scale(t) as steps of 1 s (what the simulator's cap_schedule takes)."""
+    if cap.scale is None:
+        return []
+    out, last = [], None
+    for t in range(int(horizon) + 1):
+        f = round(cap.scale(float(t)), 2)
+        if f != last:
+            out.append([float(t), f])
+            last = f
+    return out
+
+
+def sim_config(setup, seed: int) -> tuple[dict, float]:
+    """The SimConfig fields for a draw's setup, and the allowed rate (requests/s) its utilization is judged by."""
+    caps = setup.measure[0]
+    srv = setup.servers[0]
+    cfg = {"seed": seed, "latency_s": srv.latency, "latency_sigma": srv.sigma, "error_5xx": srv.error_5xx,
+           "error_in_200": srv.error_200, "drop_connection": srv.drop, "in_flight_402": srv.refuse_402,
+           "caps_per": "key" if setup.shared or len(setup.servers) == 1 else "model"}
+    allowed = math.inf
+    for cap in caps:
+        cfg["retry_after"] = RA_MODES[cap.retry_after]
+        cfg["retry_after_s"] = cap.retry_after_s
+        cfg["retry_after_share"] = cap.large_share
+        if cap.kind == "bucket":
+            cfg.update(rate_per_s=cap.rate, burst=max(1, int(cap.burst)))
+            allowed = min(allowed, cap.rate)
+        elif cap.kind == "window":
+            period = min(cap.period, 10.0)
+            n = max(1, round(cap.n * period / cap.period))
+            cfg.update(window_n=n, window_s=period)
+            allowed = min(allowed, n / period)
+        else:
+            cfg.update(max_in_flight=cap.n)
+            allowed = min(allowed, cap.n / setup.mean_latency)
+        sched = _schedule(cap, 120)
+        if sched:
+            cfg["cap_schedule"] = sched
+    return cfg, allowed
+
+
+def _process_child(base_url: str, table_path: str, out: str, model: str, conn) -> None:
+    ds = load_dataset(table_path)
+    settings = RunSettings(api_key="sk-bench", base_url=base_url)
+    done = []
+
+    def on_event(e):
+        if type(e).__name__ == "PhotoDone":
+            done.append(time.time())
+    asyncio.run(run_models([model], ds, settings, out=out, run_name="p", on_event=on_event))
+    conn.send(done)
+
+
+def run_draw(family: str, seed: int, policy: str, scale: float, tmp: Path) -> dict:
+    d = draw(family, seed)
+    setup = d.make()
+    cfg, allowed = sim_config(setup, seed)
+    k = len(setup.servers)
+    photos = max(40, int(setup.photos[0] * scale))
+    path = write_photos(tmp / f"{family}-{seed}.parquet", photos, seed=seed)
+    ds = load_dataset(path)
+    models = MODELS[:k]
+    t_done: dict[str, list[float]] = {m: [] for m in models}
+    with SimProcess(cfg) as sim:
+        t0 = time.time()
+        if setup.processes:
+            ctx = mp.get_context("spawn")
+            pipes, procs = [], []
+            for i, m in enumerate(models):
+                a, b = ctx.Pipe()
+                p = ctx.Process(target=_process_child, args=(sim.base_url, str(path), str(tmp / f"o{i}"), m, b))
+                p.start()
+                pipes.append(a)
+                procs.append(p)
+            for m, a, p in zip(models, pipes, procs):
+                t_done[m] = [t - t0 for t in a.recv()]
+                p.join()
+        else:
+            settings = RunSettings(api_key="sk-bench", base_url=sim.base_url, limiter=policy)
+
+            def on_event(e):
+                if type(e).__name__ == "PhotoDone":
+                    t_done[e.model].append(time.time() - t0)
+            asyncio.run(run_models(models, ds, settings, out=tmp / f"out-{family}-{seed}-{policy}", run_name="r",
+                                   on_event=on_event, parallel=k > 1))
+        stats = sim.stats()
+    arrivals = sorted((t, status) for v in stats["by_digest"].values() for t, status, _ in v)
+    if not arrivals:
+        return {"family": family, "seed": seed, "util": float("nan"), "throttled": float("nan"), "fair": None}
+    start = arrivals[0][0]
+    q = math.ceil(0.85 * photos)
+    spans = [sorted(v)[q - 1] if len(v) >= q else max(v, default=0.0) for v in t_done.values()]
+    span = mono_span = min(spans)  # (the runner's clock and the simulator's start together, to a few ms)
+    admitted = sum(1 for t, s in arrivals if s not in (429, 402) and t - start < mono_span)
+    burst = cfg.get("burst", 0) if "rate_per_s" in cfg else cfg.get("window_n", 0)
+    util = 100 * admitted / (allowed * mono_span * (1 if setup.shared or k == 1 else k) + burst)
+    refused = sum(1 for _, s in arrivals if s in (429, 402))
+    fair = None
+    if k > 1 and setup.shared:
+        xs = [sum(1 for t in v if t <= span) for v in t_done.values()]
+        fair = sum(xs) ** 2 / (len(xs) * sum(x * x for x in xs)) if any(xs) else 1.0
+    return {"family": family, "seed": seed, "policy": policy, "util": min(util, 100.0 * 1.5),
+            "throttled": 100 * refused / len(arrivals), "fair": fair, "params": d.describe()}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--draws", type=int, default=2)
+    ap.add_argument("--families", default=",".join(FAMILIES))
+    ap.add_argument("--policies", default="adaptive")
+    ap.add_argument("--scale", type=float, default=0.3, help="photos per draw, as a share of the model's")
+    args = ap.parse_args(argv)
+    print(f"# bench_families_http: {machine()}; {args.draws} draws per family, photos x{args.scale}", flush=True)
+    t_start = time.perf_counter()
+    rows = []
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        for fam in args.families.split(","):
+            for policy in args.policies.split(","):
+                rs = [run_draw(fam, seed, policy, args.scale, tmp) for seed in range(args.draws)]
+                for r in rs:
+                    print(f"  {fam:9s} {policy:9s} seed {r['seed']}: util {r['util']:5.1f}% throttled "
+                          f"{r['throttled']:4.1f}%" + (f" fair {r['fair']:.2f}" if r["fair"] is not None else "")
+                          + f"  ({r.get('params', '')})", flush=True)
+                us = [r["util"] for r in rs]
+                ts = [r["throttled"] for r in rs]
+                fs = [r["fair"] for r in rs if r["fair"] is not None]
+                rows.append([fam, policy, f"{statistics.median(us):.1f}", f"{min(us):.1f}",
+                             f"{statistics.median(ts):.1f}", f"{max(ts):.1f}",
+                             f"{min(fs):.2f}" if fs else "-"])
+    print()
+    print(table(rows, ["family", "policy", "util % med", "worst", "throttled % med", "worst", "fair worst"]))
+    print(f"\n(benchmark took {time.perf_counter() - t_start:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -252,7 +252,7 @@ class PacedLimiter(LimitHistory):
         if self.slow_start:  # the window stays where slow start left it, at its ceiling (not cut)
             self.slow_start = False
             self._w_ceiling, self._w_t = self._window, now - self.PROBE_MAX_S
-        self._r_ceiling, self._r_t = ceiling, now
+        self._r_ceiling, self._r_t = max(ceiling, 1.0 / self.BACKOFF_MAX_S), now  # (at least a probe's pace)
         self._r_k, self._changed = self._k(self._r_ceiling), now
         self._tat = now + 1.0 / self.rate(now)
         self._record(now, reason)

@@ -217,3 +217,11 @@ def test_the_coordinator_lets_a_small_share_skip_its_cut():
     for _ in range(2):
         one(big, clock, "rate", 0.001)
     assert big.rate() < 40.0 * 0.95  # the larger share cuts
+
+
+def test_a_cut_to_nothing_taken_keeps_a_probe_pace():
+    # every send of a stretch refused: what was taken is 0; the pace must stay above 0 (and rate() must not recurse)
+    lim, clock = make(8, 256)
+    lim._cut(clock(), 0.0, "cut 429")
+    clock.advance(100.0)  # long past the probe's doubling point
+    assert lim.rate() >= 1 / lim.BACKOFF_MAX_S and lim.wait_time() < math.inf

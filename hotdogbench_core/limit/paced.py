@@ -49,6 +49,7 @@ class PacedLimiter(LimitHistory):
         self.cap = cap
         self.in_flight = self.peak_in_flight = self.throttles = self.failures = self.transport_errors = 0
         self.slow_start, self._window = True, float(min(start, cap))
+        self._recorded = int(self._window)  # the limit the history last said
         self._w_ceiling, self._w_t = self._window, -math.inf  # the window's probe curve: ceiling, when set
         self._r_ceiling, self._r_t, self._r_k = math.inf, -math.inf, 1.0  # the rate's probe curve (inf: unpaced)
         self._tat = -math.inf  # pacer: when the next send is due
@@ -142,6 +143,8 @@ class PacedLimiter(LimitHistory):
             self._probe_at, self._probe_sent = math.inf, now  # until this probe is answered, or not refused
         self._sends.append(now)
         self._open_sends += 1
+        if self.limit != self._recorded and not self.slow_start:  # the window's probe moved it: on the trace too
+            self._record(now, "window probe")
         return self.in_flight
 
     def finish(self, kind: Feedback, latency: float | None = None, tag: str = "", retry_after: float | None = None,
@@ -258,10 +261,12 @@ class PacedLimiter(LimitHistory):
         self._record(now, reason)
 
     def _record(self, now: float, reason: str) -> None:
-        rate = self.rate(now)
-        self._announce(self.limit, reason, None if math.isinf(rate) else round(rate, 2))
+        rate, self._recorded = self.rate(now), self.limit
+        self._announce(self._recorded, reason, None if math.isinf(rate) else round(rate, 2))
 
     def stats(self) -> dict:
+        if self.limit != self._recorded:  # (slow start logs its doublings only)
+            self._record(self.clock(), "at the end")
         rate, fin = self.rate(), lambda x: None if math.isinf(x) else round(x, 3)
         return {"policy": self.POLICY, "final_limit": self.limit, "peak_in_flight": self.peak_in_flight,
                 "throttles": self.throttles, "failures": self.failures, "transport_errors": self.transport_errors,

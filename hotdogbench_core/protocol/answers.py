@@ -32,6 +32,7 @@ class Answer:
     cost_usd: float | None = None
     provider: str | None = None
     error: str | None = None  # e.g. "finish_reason=length: no content" alongside usage that was billed
+    p_hot_dog: float | None = None  # P(hot dog): the Decisions noul, or P(true) at a chat verdict's token
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ class Decisions(Endpoint):
     name = "decisions"
     path = "/alpha/decisions"
     id_prefix = "gen-dec-"
+    probability = "noul"
 
     def body(self, model: str, params: dict, image_url: str, openrouter: bool = True) -> dict:
         return {"model": model, "state": ["Photo:", {"type": "image_url", "image_url": {"url": image_url}}],
@@ -36,7 +37,7 @@ class Decisions(Endpoint):
         if as_num(p) is None or not 0.0 <= p <= 1.0:
             return Answer(None, None if p is None else str(p)[:RAW_CHARS],
                           error=f"decisions answer hot_dog.noul is not a probability: {str(p)[:60]}", **common)
-        return Answer(p >= 0.5, str(p), **common)
+        return Answer(p >= 0.5, str(p), p_hot_dog=float(p), **common)
 
     # -- the server's side ---------------------------------------------------------------------------------
     def read_request(self, body: dict) -> Asked:

@@ -23,6 +23,7 @@ class Asked:
     max_tokens: int | None = None
     reasoning: dict | None = None  # the body's reasoning object, where the kind has one
     questions: tuple[str, ...] = ()  # question ids, where the kind asks several
+    top_logprobs: int | None = None  # token log-probabilities asked for (logprobs: true), with this many alternatives
 
 
 @dataclass(frozen=True)
@@ -32,13 +33,14 @@ class Reply:
     model: str
     provider: str
     verdict: bool  # what it says (True: a hot dog)
-    p: float  # its probability that it is a hot dog (kinds that answer with a probability)
+    p: float  # its confidence in that verdict (> 0.5): P(hot dog) is p for a "yes", 1 - p for a "no"
     prompt_tokens: int
     reasoning_tokens: int = 0
     unanswered: str | None = None  # a text that gives no verdict ("I cannot tell."), instead of one
     fenced: bool = False  # the verdict wrapped in a ```json fence
     empty: bool = False  # billed, but no content at all
     extra: dict = field(default_factory=dict)
+    logprobs: bool = True  # token log-probabilities come back when asked (False: a provider that drops them)
 
 
 class Endpoint:
@@ -46,6 +48,11 @@ class Endpoint:
 
     name: ClassVar[str]
     path: ClassVar[str]
+    # Body params that ask for token log-probabilities (the per-model opt-in adds them after the kind's own and
+    # the model's params), or None for a kind that cannot be asked for them.
+    logprobs: ClassVar[dict | None] = None
+    # Where an answer's P(hot dog) comes from without asking ("noul": the Decisions API's probability), or None.
+    probability: ClassVar[str | None] = None
 
     # -- the client's side ---------------------------------------------------------------------------------
     def body(self, model: str, params: dict, image_url: str, openrouter: bool = True) -> dict:

@@ -51,6 +51,7 @@ class Request:
     endpoint: Endpoint
     params: dict = field(default_factory=dict)
     dialect: str = "openrouter"
+    logprobs: bool = False  # the opt-in: ask for token log-probabilities (kinds that have them; see request_for)
 
     @property
     def path(self) -> str:
@@ -62,9 +63,18 @@ class Request:
 
     @property
     def _params(self) -> dict:
-        if self.openrouter:
-            return self.params
-        return {k: v for k, v in self.params.items() if k not in OPENROUTER_ONLY}
+        params = self.params if self.openrouter else \
+            {k: v for k, v in self.params.items() if k not in OPENROUTER_ONLY}
+        if self.logprobs and self.endpoint.logprobs:
+            params = {**params, **self.endpoint.logprobs}  # after the model's own: the default body is untouched
+        return params
+
+    @property
+    def probability(self) -> str | None:
+        """Where the rows' p_hot_dog comes from: "noul" (Decisions), "logprobs" (chat, opted in), or None."""
+        if self.endpoint.probability:
+            return self.endpoint.probability
+        return "logprobs" if self.logprobs and self.endpoint.logprobs else None
 
     def body(self, image: bytes) -> dict:
         """The request body for one photo: the same for every run of the same model, image and dialect."""
@@ -100,12 +110,16 @@ class Request:
         return outcome
 
 
-def request_for(model: str, dialect: str = "openrouter") -> Request:
-    """How `model` is asked: its registry entry, or a plain chat request for any other id."""
+def request_for(model: str, dialect: str = "openrouter", *, logprobs: bool = False) -> Request:
+    """How `model` is asked: its registry entry, or a plain chat request for any other id. logprobs: the
+    per-model opt-in for token log-probabilities; it adds the kind's `logprobs` params (chat: logprobs true,
+    top_logprobs 5) at the end of the body, and changes nothing for a kind without them (Decisions answers with
+    a probability already)."""
     if dialect not in DIALECTS:
         raise ValueError(f"unknown dialect {dialect!r} (known: {', '.join(DIALECTS)})")
     spec = model_spec(model)
-    return Request(model, endpoint(spec.endpoint), dict(spec.params), dialect)
+    ep = endpoint(spec.endpoint)
+    return Request(model, ep, dict(spec.params), dialect, bool(logprobs and ep.logprobs))
 
 
 def body_for(model: str, image: bytes) -> dict:

@@ -89,6 +89,10 @@ def plan_run(*, models: str | list[str], dataset: Dataset | str | Path | None = 
     else:
         base_url, sim = DEFAULT_BASE_URL, None
     run_settings = build_settings(api_key=api_key, base_url=base_url, **settings)
+    unknown = [m for m in run_settings.logprobs if m != "*" and m not in chosen]
+    if unknown:
+        raise SettingsError(f"names {', '.join(unknown)}, which the run does not ask (its models: "
+                            f"{', '.join(chosen)})", "logprobs")
     budget = _budget(max_cost_usd)
     price_table = load_price_table(prices) if isinstance(prices, (str, Path)) else prices
     rundir = RunDir(out, run_name or default_run_name()).check_place()

@@ -139,6 +139,28 @@ def _problem(model: str, listing: Listing, dialect: str) -> str | None:
     return None
 
 
+def logprobs_warnings(models: list[str], settings: RunSettings, listing: Listing | None) -> list[str]:
+    """The log-probability opt-in said where it cannot work: a kind that answers with a probability already, or
+    an OpenRouter-shaped listing whose entry does not list logprobs among the model's supported parameters (the
+    rows then say no probability, and the summary says why)."""
+    out = []
+    for m in models:
+        if not settings.wants_logprobs(m):
+            continue
+        request = request_for(m)
+        if not request.endpoint.logprobs:
+            if settings.logprobs != ("*",):
+                out.append(f"{m} answers through {request.path}, which states a probability of its own "
+                           f"({request.endpoint.probability}): no log-probabilities are asked of it")
+            continue
+        entry = listing.entries.get(m) if listing is not None and listing.shaped else None
+        supported = entry.get("supported_parameters") if isinstance(entry, dict) else None
+        if isinstance(supported, list) and "logprobs" not in supported:
+            out.append(f"{m} does not list logprobs among its supported parameters: it is asked for them, but its "
+                       f"rows may come back without a probability")
+    return out
+
+
 def check(models: list[str], settings: RunSettings, listing: Listing | None, *,
           price_table: dict | None = None, max_cost_usd: float | None = None) -> Preflight:
     """The dialect, prices and warnings for this run; raises PreflightError for a model that cannot work."""
@@ -157,6 +179,7 @@ def check(models: list[str], settings: RunSettings, listing: Listing | None, *,
                          if listing.partial and m not in listing.entries]
         if stop:
             raise PreflightError("; ".join(stop) + f" (from {public_url(settings.base_url)}/v1/models; nothing was sent)")
+    pre.warnings += logprobs_warnings(models, settings, listing)
     if max_cost_usd is not None and dialect != "openrouter":
         unpriced = [m for m in models if m not in pre.prices]
         if unpriced:

@@ -9,6 +9,7 @@ import asyncio
 import dataclasses
 import heapq
 import itertools
+import json
 import math
 import random
 import time
@@ -26,7 +27,7 @@ from .gc_tuning import tuned_for_run
 from ..errors import StorageError
 from ..store.journal import Journal, read_journal
 from ..store.redact import Redactor, public_url
-from ..protocol.request import Request, request_for
+from ..protocol.request import Request
 from ..stats.summary import summarize, summarize_statistics
 from ..store.results import Result, write_results_parquet
 from ..store.rundir import RunDir
@@ -34,6 +35,21 @@ from .events import Event, LimitChanged, ModelFinished, ModelStarted, Notice, Ph
 from .failfast import FailFast
 from .settings import LIMITERS, RunError, RunSettings
 from .transport import MAX_BODY_BYTES, TRANSPORT_ERRORS, new_client, post
+
+def _difference(key: str, have, want) -> str:
+    """What differs, named: for the request settings the keys that changed (e.g. "logprobs: the run has none,
+    now true"), else the two values."""
+    if isinstance(have, dict) and isinstance(want, dict):
+        changed = [k for k in dict.fromkeys([*have, *want]) if have.get(k, _ABSENT) != want.get(k, _ABSENT)]
+
+        def show(d, k):
+            return "none" if k not in d else json.dumps(d[k], default=str)[:60]
+        return "; ".join(f"{k}: the run has {show(have, k)}, now {show(want, k)}" for k in changed)
+    return f"{key} {str(have)[:80]} != {str(want)[:80]}"
+
+
+_ABSENT = object()
+
 
 @dataclass(order=True)
 class _Pending:
@@ -59,7 +75,7 @@ class ModelRun:
         self.rundir = run_dir if isinstance(run_dir, RunDir) else RunDir.at(run_dir)
         self.run_dir = self.rundir.path
         self.on_event = on_event
-        self.request: Request = request_for(model, settings.dialect)
+        self.request: Request = settings.request(model)
         self.url = settings.url_for(self.request.path)
         self.redactor = Redactor.for_settings(settings)  # the key and URL credentials out of every stored text
         # key: a limit.KeyCoordinator the models of one run on one key share (adaptive policy only)
@@ -110,7 +126,7 @@ class ModelRun:
         for key, what in (("dataset_sha256", "dataset"), ("request", "request settings"), ("repeats", "repeats")):
             if have.get(key) != want[key]:
                 raise RunError(f"cannot resume {self.model} in {self.run_dir}: the {what} differ from the run's "
-                               f"({key} {str(have.get(key))[:80]} != {str(want[key])[:80]}); choose another run name")
+                               f"({_difference(key, have.get(key), want[key])}); choose another run name")
         keys = {(p.id, k) for p in self.dataset.photos for k in range(self.repeats)}
         self.results = {key: r for key, r in state.results.items() if key in keys}
         self.done = len(self.results)
@@ -422,6 +438,7 @@ class ModelRun:
                 res.prompt_tokens, res.completion_tokens = outcome.prompt_tokens, outcome.completion_tokens
                 res.reasoning_tokens, res.cost_usd = outcome.reasoning_tokens, outcome.cost_usd
                 res.provider, res.error = outcome.provider, outcome.error
+                res.p_hot_dog = outcome.p_hot_dog
             else:
                 res.error = outcome.error
             self._settle(res)

@@ -9,7 +9,7 @@ from urllib.parse import urlsplit, urlunsplit
 from ..errors import FieldError, RunError
 from ..limit.aimd import AIMDLimiter
 from ..limit.paced import PacedLimiter
-from ..protocol.request import DIALECTS
+from ..protocol.request import DIALECTS, Request, request_for
 from ..store.redact import public_url
 from .keys import find_key
 
@@ -57,8 +57,14 @@ class RunSettings:
     # A body still arriving this long after its headers is a stalled attempt (retried), whatever the deadline
     # of the whole exchange: a verdict is a few hundred bytes, so even a slow server sends it within seconds.
     body_timeout: float = 10.0
+    # The per-model opt-in for token log-probabilities: model ids (or "*" for every model) whose chat body asks
+    # for them (logprobs true, top_logprobs 5), so each row gets p_hot_dog for the calibration measures. It
+    # changes those bodies, so it is part of the request settings a resume must match. Given as a tuple, a
+    # list, "id,id", "all", or True (every model).
+    logprobs: tuple[str, ...] = ()
 
     def __post_init__(self):
+        self.logprobs = parse_logprobs(self.logprobs)
         for name in ("start_concurrency", "max_concurrency", "max_attempts", "repeats"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
@@ -86,6 +92,14 @@ class RunSettings:
         _check_url(self.base_url)
         self.base_url = self.base_url.rstrip("/")
 
+    def wants_logprobs(self, model: str) -> bool:
+        return "*" in self.logprobs or model in self.logprobs
+
+    def request(self, model: str) -> Request:
+        """How `model` is asked in this run: its registry entry, in this run's dialect, with log-probabilities
+        when it is opted in."""
+        return request_for(model, self.dialect, logprobs=self.wants_logprobs(model))
+
     def url_for(self, path: str) -> str:
         """base_url with `path` appended to its path (a query, e.g. ?token=..., stays at the end)."""
         return url_with_path(self.base_url, path)
@@ -95,12 +109,28 @@ class RunSettings:
         return {"base_url": public_url(self.base_url), "start_concurrency": self.start_concurrency,
                 "max_concurrency": self.max_concurrency, "request_timeout": self.request_timeout,
                 "max_attempts": self.max_attempts, "retry_budget_s": self.retry_budget_s, "repeats": self.repeats,
-                "limiter": self.limiter, "api": self.api, "body_timeout": self.body_timeout}
+                "limiter": self.limiter, "api": self.api, "body_timeout": self.body_timeout, "logprobs": list(self.logprobs)}
 
     @property
     def dialect(self) -> str:
         """The dialect bodies are written in ("auto" not yet resolved by a preflight: OpenRouter's, as before)."""
         return "openrouter" if self.api == "auto" else self.api
+
+
+def parse_logprobs(value) -> tuple[str, ...]:
+    """The logprobs opt-in as a tuple of model ids, "*" meaning every model (module RunSettings.logprobs)."""
+    if value is None or value is False:
+        return ()
+    if value is True:
+        return ("*",)
+    if isinstance(value, str):
+        value = value.split(",")
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise SettingsError(f"must be model ids (comma-separated), 'all', or true/false, got {value!r}", "logprobs")
+    ids = [v.strip() for v in value if v.strip()]
+    if any(v in ("*", "all") for v in ids):
+        return ("*",)
+    return tuple(dict.fromkeys(ids))
 
 
 def url_with_path(base_url: str, path: str) -> str:

@@ -252,6 +252,10 @@ def _result(obj: dict, path: Path, n: int) -> Result:
         if not ok:
             raise JournalError(f"{path}: line {n}: a result whose {key} is {json.dumps(v)[:40]}, not "
                                f"{_KIND_NAMES[kind]}{_DAMAGED}")
+    p = obj.get("p_hot_dog")
+    if p is not None and (isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0):
+        raise JournalError(f"{path}: line {n}: a result whose p_hot_dog is {json.dumps(p)[:40]}, not a probability "
+                           f"in [0, 1] or null{_DAMAGED}")
     try:
         return Result.from_json(obj)
     except (TypeError, ValueError) as e:

@@ -117,7 +117,9 @@ def start_manifest(run_dir: Path | str, dataset: Any, settings: Any, models: lis
     photos = getattr(dataset, "photos", [])
     model_info = dict(old.get("models") or {})
     for m in models:
-        request = request_for(m, getattr(settings, "dialect", "openrouter"))
+        # settings.request(m): the run's own request (its dialect, log-probabilities when opted in)
+        request = settings.request(m) if hasattr(settings, "request") else \
+            request_for(m, getattr(settings, "dialect", "openrouter"))
         model_info[m] = {"url": base_url + request.path, "request": request.settings(), "body": request.template()}
     manifest = {
         "manifest_version": MANIFEST_VERSION,

@@ -35,6 +35,9 @@ class Result:
     in_flight_at_send: int | None = None
     limit_at_send: int | None = None
     repeat: int = 0  # with --repeats K, each photo is asked K times: 0..K-1
+    # P(hot dog) the answer stated: the Decisions noul, or P(true) at a chat verdict's token when the model was
+    # asked for log-probabilities (--logprobs); None otherwise. Journals written before it load with None.
+    p_hot_dog: float | None = None
 
     @property
     def key(self) -> tuple[int, int]:
@@ -63,6 +66,7 @@ PARQUET_SCHEMA = {
     "prompt_tokens": pl.Int64, "completion_tokens": pl.Int64, "reasoning_tokens": pl.Int64,
     "cost_usd": pl.Float64, "provider": pl.String, "retries": pl.String, "error": pl.String,
     "in_flight_at_send": pl.Int64, "limit_at_send": pl.Int64, "repeat": pl.Int64,
+    "p_hot_dog": pl.Float64,  # appended last: the columns before it keep their places
 }
 
 

@@ -28,7 +28,7 @@ FLAGS = {"models": "--models", "input": "--input", "dataset": "--input", "run_na
          "api_key": "OPENROUTER_API_KEY", "base_url": "--base-url", "start_concurrency": "--start-concurrency",
          "max_concurrency": "--max-concurrency", "request_timeout": "--request-timeout", "repeats": "--repeats",
          "limiter": "--limiter", "max_cost_usd": "--max-cost-usd", "resume": "--resume", "api": "--api",
-         "prices": "--prices", "body_timeout": "--body-timeout"}
+         "prices": "--prices", "body_timeout": "--body-timeout", "logprobs": "--logprobs"}
 # Exit codes (docs/reliability.md): 0 done; 2 a flag, the photo table or the run folder refused (nothing sent);
 # 3 stopped early (bad key, no credits, budget): resume; 4 a file could not be written or read (disk full,
 # read-only): the message says how many paid answers were lost, resume once fixed; 5 the run folder is in use by
@@ -54,6 +54,11 @@ def _add_run_flags(p: argparse.ArgumentParser, *, demo: bool = False) -> None:
     p.add_argument("--parallel-models", action="store_true",
                    help="run all models at once, each with its own limiter (default: one after another)")
     p.add_argument("--repeats", type=int, default=1, help="ask each photo K times (self-consistency)")
+    p.add_argument("--logprobs", default=None, metavar="MODELS",
+                   help="ask these chat models (comma-separated ids, or 'all') for token log-probabilities "
+                        "(logprobs true, top_logprobs 5 in their body): each row gets p_hot_dog and summary.json "
+                        "the calibration (Brier, ECE, AUROC); Decisions models state a probability anyway. It "
+                        "changes their request body: a --resume must give it again")
     p.add_argument("--run", default=None, help="run name: results go to OUT/RUN/ (default run_YYYYmmdd_HHMMSS)")
     p.add_argument("--out", default="out", help="results folder (default ./out)")
     p.add_argument("--resume", action="store_true", help="finish an interrupted --run: ask only what has no result")
@@ -104,7 +109,8 @@ def _plan(args, **target) -> RunPlan:
                     max_cost_usd=args.max_cost_usd, parallel=args.parallel_models,
                     on_download=None if args.quiet else download_bar(),
                     start_concurrency=args.start_concurrency, max_concurrency=args.max_concurrency,
-                    request_timeout=args.request_timeout, repeats=args.repeats, limiter=args.limiter, **target)
+                    request_timeout=args.request_timeout, repeats=args.repeats, limiter=args.limiter,
+                    logprobs=args.logprobs, **target)
 
 
 async def _run(plan: RunPlan, quiet: bool, command: str) -> int:

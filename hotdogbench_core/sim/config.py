@@ -25,7 +25,10 @@ FAULTS = ("in_flight_402", "error_5xx", "error_in_200", "drop_connection", "malf
 DEFAULT_ACCURACY = 0.85  # for models with no profile and no configured accuracy
 # The demo's simulated provider: a hidden in-flight cap and a little noise, so the limiter has work to do.
 DEMO_CONFIG = {"seed": 0, "max_in_flight": 40, "latency_s": 0.4, "latency_sigma": 0.4, "error_5xx": 0.01,
-               "unanswered_rate": 0.02}
+               "unanswered_rate": 0.02,
+               # stated probabilities: well calibrated, but for one overconfident model (a reliability diagram
+               # with something to show; --logprobs asks the chat models for theirs)
+               "calibration": {"*": 1.0, "openai/gpt-6-luna": 0.3}}
 
 # Simulated behaviour of the registry models. Prices are USD per unit (token, image, request), as in
 # OpenRouter's /v1/models. Accuracies differ per model (0.80-0.97) so runs show differences.
@@ -43,7 +46,8 @@ _PROFILES: dict[str, dict] = {
 }
 _BASE_PROFILE = {"accuracy": DEFAULT_ACCURACY, "unanswered_rate": 0.0, "prompt": 1e-6, "completion": 4e-6,
                  "image": 0.0, "request": 0.0, "reasoning": False, "decisions": False,
-                 "vision": True, "structured": True}  # listed as taking images / structured outputs
+                 "vision": True, "structured": True,  # listed as taking images / structured outputs
+                 "logprobs": True}  # answers a request for log-probabilities with them (False: leaves them out)
 
 
 def _registry_profile(model: str) -> dict:
@@ -75,7 +79,14 @@ class SimConfig:
     # re-drawn with the same accuracy from the per-request RNG (for self-consistency experiments).
     consistency: float = 1.0
     fenced_rate: float = 0.05  # chat content wrapped in ```json ... ``` (decided per model and photo)
-    noul_spread: float = 0.08  # decisions: noul is 0.9 +- spread for "yes", 0.1 +- spread for "no"
+    noul_spread: float = 0.08  # calibration None: noul is 0.9 +- spread for "yes", 0.1 +- spread for "no"
+    # How the stated probability (the Decisions noul; chat log-probabilities when asked) relates to being right.
+    # None: a confidence of 0.9 +- noul_spread whatever the answer (it says nothing). A number T > 0: first a
+    # calibrated confidence c in the verdict (P(right | c) = c, and c averages the accuracy: c is uniform on
+    # [a - w, a + w], a the accuracy, w = min(a - 0.5, 1 - a), drawn given right or wrong), then stated as
+    # sigmoid(logit(c) / T): T = 1 well calibrated, T < 1 overconfident (0.3: most answers near certain),
+    # T > 1 underconfident. Per model: {model id or "*": T}. The verdicts are the same whatever T.
+    calibration: float | dict[str, float] | None = None
     # Extra simulated models, or overrides of a registry model's profile: id -> any of {"accuracy",
     # "unanswered_rate", "prompt", "completion", "image", "request" (USD per unit), "reasoning": bool,
     # "decisions": bool}. Extra models are listed by /v1/models and accepted on both endpoints.
@@ -151,7 +162,13 @@ class SimConfig:
             v = getattr(self, name)
             if not 0.0 <= v <= 1.0:
                 raise ValueError(f"{name} must be a probability in [0, 1], not {v!r}")
-        for name in ("accuracy", "unanswered_rate"):
+        cal = self.calibration
+        for t in (cal.values() if isinstance(cal, dict) else [cal]):
+            if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t)
+                                  or t <= 0):
+                raise ValueError(f"calibration must be a temperature above 0 (1: well calibrated), or None, "
+                                 f"not {t!r}")
+        for name in ("accuracy", "unanswered_rate", "calibration"):
             v = getattr(self, name)
             bad = [k for k in v if k != "*" and "/" not in k] if isinstance(v, dict) else []
             if bad:  # e.g. {"hot_dog": 0.9} meant as categories: that's {"*": {"hot_dog": 0.9, "default": ...}}
@@ -217,6 +234,12 @@ def accuracy_for(cfg: SimConfig, prof: dict, model: str, category: str | None) -
         default = acc.get("default", DEFAULT_ACCURACY)
         acc = acc.get(category, default) if category is not None else default
     return float(acc)
+
+
+def calibration_for(cfg: SimConfig, model: str) -> float | None:
+    """The model's calibration temperature, or None (the fixed 0.9 +- noul_spread confidence)."""
+    t = _per_model(cfg.calibration, model)
+    return None if t is None else float(t)
 
 
 def unanswered_for(cfg: SimConfig, prof: dict, model: str) -> float:

@@ -7,18 +7,45 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import math
 import random
 import struct
 import time
 
 from ..protocol.endpoint import Asked, Endpoint, Reply
-from .config import SimConfig, accuracy_for, unanswered_for
+from .config import SimConfig, accuracy_for, calibration_for, unanswered_for
 
 Labels = dict[str, tuple[bool, str | None]]  # sha256 hex of image bytes -> (is_hot_dog, category)
 
 _INV64 = 1.0 / 2.0 ** 64
 _REASONING_BASE = {"none": 0, "minimal": 48, "low": 192, "medium": 640, "high": 2048, "xhigh": 4096}
 _CACHE_MAX = 200_000  # cached draws before the cache is cleared (memory stays bounded on long runs)
+
+
+_EDGE = 1e-6  # a stated confidence stays inside (0.5, 1): a "no" is never noul 0.5, a log-probability never -inf
+
+
+def calibrated_confidence(accuracy: float, right: bool | None, u: float) -> float:
+    """A confidence c in the verdict with P(right | c) = c and E[c] = accuracy, drawn (by inversion of u) given
+    whether the verdict is right: c has the prior g = uniform on [a - w, a + w] (a = accuracy clipped to
+    [0.5, 1], w = min(a - 0.5, 1 - a)); given right its density is c g(c) / a, given wrong (1 - c) g(c) / (1 - a),
+    so by Bayes P(right | c) = c. right None (truth unknown) or w = 0: c = a."""
+    a = min(1.0, max(0.5, accuracy))
+    w = min(a - 0.5, 1.0 - a)
+    lo, hi = a - w, a + w
+    if right is None or w <= 0.0:
+        return a
+    if right:  # density proportional to c on [lo, hi]
+        return math.sqrt(lo * lo + u * (hi * hi - lo * lo))
+    dlo, dhi = 1.0 - hi, 1.0 - lo  # 1 - c has density proportional to itself on [1 - hi, 1 - lo]
+    return 1.0 - math.sqrt(dlo * dlo + u * (dhi * dhi - dlo * dlo))
+
+
+def stated_confidence(c: float, temperature: float) -> float:
+    """sigmoid(logit(c) / temperature), kept inside (0.5, 1): temperature < 1 overstates, > 1 understates."""
+    c = min(1.0 - _EDGE, max(0.5 + _EDGE, c))
+    z = math.log(c / (1.0 - c)) / temperature
+    return min(1.0 - _EDGE, max(0.5 + _EDGE, 1.0 / (1.0 + math.exp(-z))))
 
 
 class Replies:
@@ -45,22 +72,28 @@ class Replies:
 
     def _verdict(self, cfg: SimConfig, rng: random.Random, prof: dict, model: str, digest: str,
                  u: tuple) -> tuple[bool, float]:
-        """(says hot dog?, spread uniform) for one request."""
+        """(says hot dog?, its confidence in that) for one request."""
         uc, us = u[0], u[1]
         if cfg.consistency < 1.0 and rng.random() >= cfg.consistency:
             uc, us = rng.random(), rng.random()  # re-drawn for this request only
         label = self.labels.get(digest)
         if label is None:  # truth unknown: a (seeded) coin flip
-            return uc < 0.5, us
-        truth, category = label
-        truth = bool(truth)
-        return (truth if uc < accuracy_for(cfg, prof, model, category) else not truth), us
+            yes, acc, right = uc < 0.5, 0.5, None
+        else:
+            truth, category = label
+            acc = accuracy_for(cfg, prof, model, category)
+            right = uc < acc
+            yes = bool(truth) if right else not truth
+        t = calibration_for(cfg, model)
+        if t is None:  # the fixed confidence, whatever the answer
+            return yes, min(1.0, max(0.0, 0.9 + cfg.noul_spread * (2.0 * us - 1.0)))
+        return yes, stated_confidence(calibrated_confidence(acc, right, us), t)
 
     def reply(self, cfg: SimConfig, rng: random.Random, endpoint: Endpoint, asked: Asked, prof: dict, model: str,
               digest: str, n_bytes: int, empty: bool) -> tuple[dict, float, bool]:
         """(response body, cost, carries a verdict?) for one admitted request."""
         u = self.draws(cfg.seed, model, digest)
-        yes, us = self._verdict(cfg, rng, prof, model, digest, u)
+        yes, p = self._verdict(cfg, rng, prof, model, digest, u)
         reasoning = 0
         if prof["reasoning"] and asked.reasoning is not None:
             r = asked.reasoning
@@ -72,10 +105,10 @@ class Replies:
             if prof["reasoning"] and asked.max_tokens and u[3] < 0.5:
                 reasoning = asked.max_tokens  # reasoning ran out of tokens before any answer
             unanswered = "I cannot tell."
-        p = min(1.0, max(0.0, 0.9 + cfg.noul_spread * (2.0 * us - 1.0)))
         spec = Reply(id=self.next_id(), model=model, provider="simulator", verdict=yes, p=p,
                      prompt_tokens=85 + n_bytes // 750 + asked.text_chars // 4 + 8, reasoning_tokens=reasoning,
-                     unanswered=unanswered, fenced=u[4] < cfg.fenced_rate, empty=empty)
+                     unanswered=unanswered, fenced=u[4] < cfg.fenced_rate, empty=empty,
+                     logprobs=bool(prof.get("logprobs", True)))
 
         def price(prompt: int, completion: int) -> float:
             return prompt * prof["prompt"] + completion * prof["completion"] + prof["image"] + prof["request"]

@@ -135,7 +135,8 @@ class SimCore:
                 "supported_parameters": (["max_tokens"]
                                          + (["response_format", "structured_outputs"] if prof.get("structured", True)
                                             else [])
-                                         + (["reasoning"] if prof["reasoning"] else ["temperature"])),
+                                         + (["reasoning"] if prof["reasoning"] else ["temperature"])
+                                         + (["logprobs", "top_logprobs"] if prof.get("logprobs", True) else [])),
             })
         return {"data": data}
 

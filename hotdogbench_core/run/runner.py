@@ -493,5 +493,5 @@ class ModelRun:
             summary["stopped"] = self.stop_reason
             if self.fatal_hint:
                 summary["hint"] = self.fatal_hint
-        summary.update(summarize_statistics(ordered, self.repeats))
+        summary.update(summarize_statistics(ordered, self.repeats, self.request.probability))
         return summary

@@ -10,6 +10,7 @@ from typing import Callable
 
 from ..errors import StorageError
 from ..limit.key import KeyCoordinator
+from ..stats.measures import statistics_settings, write_agreement
 from ..stats.pairs import write_pairs
 from ..store.dataset import Dataset
 from ..store.manifest import finish_manifest, model_outcome, start_manifest
@@ -43,13 +44,15 @@ def _tell(on_event, event) -> None:
 
 
 def _write_summaries(rundir: RunDir, summaries: list[dict]) -> None:
-    """summary.json keeps models from earlier sessions of the run; this session's replace theirs. Then pairs.json.
+    """summary.json keeps models from earlier sessions of the run; this session's replace theirs. Then pairs.json
+    and agreement.json.
     An OSError becomes a StorageError: the journals are whole, a resume writes these again."""
     mine = {s["model"] for s in summaries}
     old = [s for s in rundir.summaries() or [] if s["model"] not in mine]
     try:
         write_json(rundir.summary, old + summaries)
         write_pairs(rundir.path)
+        write_agreement(rundir.path)
     except OSError as e:
         raise StorageError(e.filename or rundir.path, e.strerror or str(e), run_dir=rundir.path,
                            detail="; every answer is in the journals, so a resume writes it again without asking "
@@ -109,7 +112,8 @@ async def _run_models(rundir: RunDir, models, dataset, settings, *, resume, on_e
     if budget is not None:  # what earlier sessions of this run spent counts too
         budget.spent_usd = sum(r.cost_usd or 0.0 for mr in runs for r in mr.results.values())
     start_manifest(run_dir, dataset, settings, models, limiter=runs[0].limiter if runs else None,
-                   extra_settings={"max_cost_usd": max_cost_usd, "parallel_models": parallel})
+                   extra_settings={"max_cost_usd": max_cost_usd, "parallel_models": parallel},
+                   statistics=statistics_settings())
     failures: list[StorageError] = []
     if parallel:
         await _run_parallel(runs, result, on_model, failures)

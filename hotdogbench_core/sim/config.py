@@ -82,10 +82,12 @@ class SimConfig:
     noul_spread: float = 0.08  # calibration None: noul is 0.9 +- spread for "yes", 0.1 +- spread for "no"
     # How the stated probability (the Decisions noul; chat log-probabilities when asked) relates to being right.
     # None: a confidence of 0.9 +- noul_spread whatever the answer (it says nothing). A number T > 0: first a
-    # calibrated confidence c in the verdict (P(right | c) = c, and c averages the accuracy: c is uniform on
-    # [a - w, a + w], a the accuracy, w = min(a - 0.5, 1 - a), drawn given right or wrong), then stated as
-    # sigmoid(logit(c) / T): T = 1 well calibrated, T < 1 overconfident (0.3: most answers near certain),
-    # T > 1 underconfident. Per model: {model id or "*": T}. The verdicts are the same whatever T.
+    # calibrated confidence c in the verdict, P(right | c, verdict) = c, so that P(hot dog | stated p) = p (c is
+    # drawn given right or wrong from a prior uniform on [a - w, a + w], a = how often that verdict of the model
+    # is right over the labelled photos, w = min(a - 0.5, 1 - a); a verdict right less than half the time is
+    # stated at 0.5), then stated as 1 - (1 - c) ** (1 / T): its chance of being wrong raised to 1 / T. T = 1
+    # well calibrated, T < 1 overconfident (0.3: a coin flip is stated as 0.90), T > 1 underconfident. Per
+    # model: {model id or "*": T}. The verdicts are the same whatever T.
     calibration: float | dict[str, float] | None = None
     # Extra simulated models, or overrides of a registry model's profile: id -> any of {"accuracy",
     # "unanswered_rate", "prompt", "completion", "image", "request" (USD per unit), "reasoning": bool,

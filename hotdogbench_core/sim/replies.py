@@ -42,17 +42,46 @@ def calibrated_confidence(accuracy: float, right: bool | None, u: float) -> floa
 
 
 def stated_confidence(c: float, temperature: float) -> float:
-    """sigmoid(logit(c) / temperature), kept inside (0.5, 1): temperature < 1 overstates, > 1 understates."""
+    """The confidence stated for a true confidence c: its chance of being wrong raised to 1 / temperature,
+    1 - (1 - c) ** (1 / temperature), kept inside (0.5, 1). temperature 1: c itself (calibrated); below 1
+    overconfident (0.3: a coin flip, c = 0.5, is stated as 0.90); above 1 underconfident."""
     c = min(1.0 - _EDGE, max(0.5 + _EDGE, c))
-    z = math.log(c / (1.0 - c)) / temperature
-    return min(1.0 - _EDGE, max(0.5 + _EDGE, 1.0 / (1.0 + math.exp(-z))))
+    return min(1.0 - _EDGE, max(0.5 + _EDGE, 1.0 - (1.0 - c) ** (1.0 / temperature)))
 
 
 class Replies:
     def __init__(self, labels: Labels | None):
-        self.labels: Labels = dict(labels or {})
+        self.labels = labels
         self._draw_cache: dict[tuple, tuple[float, ...]] = {}
         self._ids = itertools.count(1)
+
+    @property
+    def labels(self) -> Labels:
+        return self._labels
+
+    @labels.setter
+    def labels(self, labels: Labels | None) -> None:
+        self._labels: Labels = dict(labels or {})
+        self._counts: dict[tuple[bool, str | None], int] | None = None  # (truth, category) -> photos
+
+    def precisions(self, cfg: SimConfig, prof: dict, model: str) -> tuple[float, float]:
+        """How often a "yes" and a "no" of this model are right, expected over the labelled photos: a "yes" is
+        right on a hot dog (its category's accuracy) and wrong on the rest (1 - theirs); a "no" the other way.
+        0.5 where the model would never say it."""
+        if self._counts is None:
+            counts: dict[tuple[bool, str | None], int] = {}
+            for truth, category in self._labels.values():
+                counts[(bool(truth), category)] = counts.get((bool(truth), category), 0) + 1
+            self._counts = counts
+        yes_right = yes_wrong = no_right = no_wrong = 0.0
+        for (truth, category), n in self._counts.items():
+            acc = accuracy_for(cfg, prof, model, category)
+            if truth:
+                yes_right, no_wrong = yes_right + n * acc, no_wrong + n * (1 - acc)
+            else:
+                no_right, yes_wrong = no_right + n * acc, yes_wrong + n * (1 - acc)
+        return (yes_right / (yes_right + yes_wrong) if yes_right + yes_wrong else 0.5,
+                no_right / (no_right + no_wrong) if no_right + no_wrong else 0.5)
 
     def next_id(self) -> str:
         return f"{int(time.time())}-{next(self._ids):010d}"
@@ -87,6 +116,10 @@ class Replies:
         t = calibration_for(cfg, model)
         if t is None:  # the fixed confidence, whatever the answer
             return yes, min(1.0, max(0.0, 0.9 + cfg.noul_spread * (2.0 * us - 1.0)))
+        # calibrated for what it says: a "yes" is right as often as the model's "yes"es are (its precision),
+        # so P(hot dog | stated p) = p, not only P(right | confidence) = confidence
+        if right is not None:
+            acc = self.precisions(cfg, prof, model)[0 if yes else 1]
         return yes, stated_confidence(calibrated_confidence(acc, right, us), t)
 
     def reply(self, cfg: SimConfig, rng: random.Random, endpoint: Endpoint, asked: Asked, prof: dict, model: str,

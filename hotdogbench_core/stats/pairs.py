@@ -11,6 +11,7 @@ from ..store.journal import read_journal
 from ..store.results import Result
 from ..store.rundir import RunDir, write_json
 from . import proportions as stats
+from .measures import pair_measures
 
 
 def pair_stats(a: str, b: str, results_a: list[Result], results_b: list[Result]) -> dict:
@@ -31,7 +32,7 @@ def pair_stats(a: str, b: str, results_a: list[Result], results_b: list[Result])
     n00 = len(both) - n11 - n10 - n01
     n = len(both)
     p = stats.mcnemar_exact_p(n10, n01)
-    return {
+    out = {
         "a": a, "b": b, "both_answered": n, "only_a_right": n10, "only_b_right": n01,
         "mcnemar_p": float(f"{p:.6g}"),
         "accuracy_a": round((n11 + n10) / n, 4) if n else None,
@@ -40,6 +41,8 @@ def pair_stats(a: str, b: str, results_a: list[Result], results_b: list[Result])
         "accuracy_diff_ci95": stats.rounded(stats.paired_diff_interval(n11, n10, n01, n00)),
         "both_right": n11, "both_wrong": n00,
     }
+    # kappa, error overlap, photos needed, bootstrap: after the keys above (stats/measures.py)
+    return {**out, **pair_measures(a, b, results_a, results_b, out["accuracy_diff_ci95"])}
 
 
 def compute_pairs(run_dir: Path | str, models: list[str] | None = None) -> list[dict]:

@@ -8,6 +8,7 @@ import statistics
 
 from ..store.results import Result
 from . import proportions as stats
+from .measures import model_measures
 from .metrics import computed
 
 
@@ -92,11 +93,13 @@ def _by_provider(results: list[Result]) -> dict:
     return out
 
 
-def summarize_statistics(all_results: list[Result], repeats: int = 1) -> dict:
-    """The keys summary.json adds after the reference's: intervals, providers, repeats.
+def summarize_statistics(all_results: list[Result], repeats: int = 1, probability: str | None = None) -> dict:
+    """The keys summary.json adds after the reference's: intervals, providers, repeats, then the measures of
+    stats/measures.py (bootstrap, calibration, half-widths) after those.
 
     Everything but the repeat statistics is over repeat 0's scored rows, the rows the reference keys are
-    computed over; self_consistency and accuracy_over_repeats use every repeat. See the README's "Statistics".
+    computed over; self_consistency and accuracy_over_repeats use every repeat. See docs/statistics.md.
+    probability: where the model's P(hot dog) comes from ("noul", "logprobs" or None: not asked).
     """
     scored = [r for r in all_results if r.scored]
     first = [r for r in scored if r.repeat == 0]
@@ -134,6 +137,8 @@ def summarize_statistics(all_results: list[Result], repeats: int = 1) -> dict:
             **{k: round(v, 4) for k, v in sp.items()},
             "per_repeat": [None if a is None else round(a, 4) for a in per_repeat]}
         out["self_consistency_photos"] = counted
+    out.update(model_measures(first, probability, {"accuracy": out["accuracy_ci95"],
+                                                   "balanced_accuracy": out["balanced_accuracy_ci95"]}))
     return out
 
 

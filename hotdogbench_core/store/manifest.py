@@ -104,10 +104,13 @@ def _write(run_dir: Path | str, manifest: dict) -> Path:
 
 
 def start_manifest(run_dir: Path | str, dataset: Any, settings: Any, models: list[str], *, limiter: Any = None,
-                   extra_settings: dict | None = None, now: Callable[[], str] = _now) -> Path:
+                   extra_settings: dict | None = None, statistics: dict | None = None,
+                   now: Callable[[], str] = _now) -> Path:
     """Write manifest.json as a session starts (keeping an earlier session's start time and models).
 
-    extra_settings: session settings that are not RunSettings (e.g. max_cost_usd), added to "settings"."""
+    extra_settings: session settings that are not RunSettings (e.g. max_cost_usd), added to "settings";
+    statistics: what the measures are computed with (bootstrap resamples and seed, ECE bins, power), written
+    as "statistics" after the other keys."""
     old = read_manifest(run_dir) or {}
     git = git_info()
     started = now()
@@ -149,6 +152,8 @@ def start_manifest(run_dir: Path | str, dataset: Any, settings: Any, models: lis
             {"started_at": started, "ended_at": None, "models": list(models), "hotdogbench_version": __version__,
              "git_commit": git["commit"], "stopped": None}],
     }
+    if statistics is not None:
+        manifest["statistics"] = statistics
     return _write(run_dir, manifest)
 
 

@@ -5,6 +5,7 @@
       <stem>.parquet           one row per photo (per repeat), rebuilt from the journal
       summary.json             a list, one object per model
       pairs.json               every pair of models, paired tests
+      agreement.json           all the run's models together: Fleiss' kappa, the photos every model got wrong
       manifest.json            what was run: versions, settings, bodies, sessions
       report_offline.html      the self-contained report
       run.lock                 held (flock) by the one process running the run; holds its PID
@@ -89,6 +90,7 @@ class RunDir:
 
     SUMMARY = "summary.json"
     PAIRS = "pairs.json"
+    AGREEMENT = "agreement.json"
     MANIFEST = "manifest.json"
     OFFLINE_REPORT = "report_offline.html"
     JOURNALS = "journal"
@@ -132,6 +134,10 @@ class RunDir:
     @property
     def pairs(self) -> Path:
         return self.path / self.PAIRS
+
+    @property
+    def agreement(self) -> Path:
+        return self.path / self.AGREEMENT
 
     @property
     def manifest(self) -> Path:

@@ -25,10 +25,14 @@ REF_KEYS = ["model", "photos", "answered", "unanswered", "errors", "accuracy", "
             "latency_p95_s", "cost_usd", "cost_per_1000_photos_usd", "prompt_tokens_per_photo", "reasoning_tokens",
             "requests_retried", "providers", "unscored_answers", "concurrency"]
 NEW_KEYS = ["accuracy_ci95", "balanced_accuracy_ci95", "accuracy_by_category_ci95", "by_provider", "repeats",
-            "self_consistency", "accuracy_over_repeats", "self_consistency_photos", "cost_usd_all_repeats", "first_error"]
+            "self_consistency", "accuracy_over_repeats", "self_consistency_photos", "cost_usd_all_repeats", "first_error",
+            # issue 16's measures, after the keys above (stats/measures.py)
+            "accuracy_half_width95", "accuracy_by_category_half_width95", "bootstrap", "probabilities", "calibration",
+            "calibration_reason"]
 PROVIDER_KEYS = ["photos", "answered", "accuracy", "accuracy_ci95", "latency_p50_s", "latency_p95_s", "cost_usd"]
 PAIR_KEYS = ["a", "b", "both_answered", "only_a_right", "only_b_right", "mcnemar_p", "accuracy_a", "accuracy_b",
-             "accuracy_diff", "accuracy_diff_ci95", "both_right", "both_wrong"]
+             "accuracy_diff", "accuracy_diff_ci95", "both_right", "both_wrong",
+             "cohen_kappa", "error_overlap", "power", "bootstrap"]  # issue 16's, after the keys above
 KEY = "sk-issue6-SECRET-do-not-write-7f3a"
 MODELS = ["openai/gpt-6-luna", "typesafe/jev-1.14"]
 

@@ -140,3 +140,53 @@ def pairs_heatmap(pairs: pl.DataFrame, title: str = "Accuracy difference (row mi
     text = base.mark_text(fontSize=10).encode(text=alt.Text("pp:Q", format="+.1f"))
     return (rect + text).properties(width=max(200, 70 * df["b"].n_unique()), height=_height(df, "a", 60),
                                     title=title)
+
+
+def reliability_diagram(rel: pl.DataFrame, title: str = "Reliability: stated P(hot dog) against the share of hot dogs"
+                        ) -> alt.Chart | None:
+    """One line per model through its bins (10 equal-width bins of P(hot dog)), points sized by photos; the
+    diagonal is perfect calibration: above it the model understates, below it overstates."""
+    if not rel.height:
+        return None
+    axis = alt.Scale(domain=[0, 1])
+    diagonal = alt.Chart(pl.DataFrame({"x": [0.0, 1.0], "y": [0.0, 1.0]})).mark_line(
+        color="#adb5bd", strokeDash=[4, 4]).encode(x=alt.X("x:Q", scale=axis), y=alt.Y("y:Q", scale=axis))
+    base = alt.Chart(rel).encode(
+        x=alt.X("mean_p:Q", scale=axis, title="stated P(hot dog), mean of the bin"),
+        y=alt.Y("frac_pos:Q", scale=axis, title="share that are hot dogs"),
+        color=alt.Color("label:N", title=None))
+    tooltip = ["label", alt.Tooltip("lo:Q", format=".1f", title="bin from"), alt.Tooltip("hi:Q", format=".1f",
+               title="bin to"), "n", alt.Tooltip("mean_p:Q", format=".3f"), alt.Tooltip("frac_pos:Q", format=".3f")]
+    lines = base.mark_line()
+    points = base.mark_point(filled=True).encode(size=alt.Size("n:Q", title="photos"), tooltip=tooltip)
+    return alt.layer(diagonal, lines, points).properties(width=360, height=360, title=title)
+
+
+def _matrix(df: pl.DataFrame, value: str, title: str, fmt: str, domain: list[float], scheme: str,
+            tooltip: list) -> alt.Chart | None:
+    df = df.filter(pl.col(value).is_not_null()) if df.height else df
+    if not df.height:
+        return None
+    base = alt.Chart(df).encode(x=alt.X("b:N", title=None, axis=alt.Axis(labelAngle=-30)),
+                                y=alt.Y("a:N", title=None))
+    rect = base.mark_rect().encode(color=alt.Color(f"{value}:Q", scale=alt.Scale(scheme=scheme, domain=domain),
+                                                   title=None), tooltip=tooltip)
+    text = base.mark_text(fontSize=10).encode(text=alt.Text(f"{value}:Q", format=fmt))
+    return (rect + text).properties(width=max(200, 70 * df["b"].n_unique()), height=_height(df, "a", 60),
+                                    title=title)
+
+
+def kappa_matrix(agree: pl.DataFrame, title: str = "Cohen's kappa of the verdicts (1: the same answers, "
+                                                   "0: as by chance)") -> alt.Chart | None:
+    tooltip = ["a", "b", alt.Tooltip("kappa:Q", format=".3f"), alt.Tooltip("kappa_lo:Q", format=".3f"),
+               alt.Tooltip("kappa_hi:Q", format=".3f"), "photos"]
+    return _matrix(agree, "kappa", title, ".2f", [-1, 1], "blueorange", tooltip)
+
+
+def error_overlap_matrix(agree: pl.DataFrame, title: str = "Error consistency (kappa of right/wrong: 0 = mistakes "
+                                                           "as independent as chance)") -> alt.Chart | None:
+    tooltip = ["a", "b", alt.Tooltip("error_consistency:Q", format=".3f"),
+               alt.Tooltip("both_wrong:Q", format=".1%", title="both wrong"),
+               alt.Tooltip("independent:Q", format=".1%", title="if independent"),
+               alt.Tooltip("ratio:Q", format=".2f", title="ratio"), "photos"]
+    return _matrix(agree, "error_consistency", title, ".2f", [-1, 1], "purpleorange", tooltip)

@@ -11,7 +11,7 @@ import polars as pl
 from ..stats.metrics import Metric
 
 DTYPES = {"pct": pl.Float64, "count": pl.Int64, "seconds": pl.Float64, "usd": pl.Float64, "rate": pl.Float64,
-          "text": pl.String, "p": pl.Float64, "diff": pl.Float64, "bool": pl.Boolean}
+          "text": pl.String, "p": pl.Float64, "diff": pl.Float64, "bool": pl.Boolean, "score": pl.Float64}
 
 
 @dataclass(frozen=True)
@@ -53,6 +53,8 @@ def fmt(value, kind: str) -> str:
         return f"{int(value):,}"
     if kind == "p":
         return f"{value:.3g}"
+    if kind == "score":
+        return f"{value:.3f}"
     if kind == "bool":
         return "yes" if value else "no"
     return str(value)

@@ -29,7 +29,11 @@ def gallery_html(rows: list[dict], thumbs: dict[int, str], scored: bool = True) 
         if scored:
             head += f" · {'hot dog' if truth else 'not hot dog'}"
         answers = "".join(f"<div>{html.escape(m)}: {_answer(v, truth)}</div>" for m, v in r["answers"].items())
-        cards.append(f'<div class="card" style="{card}">{img}<div><b>{head}</b></div>{answers}</div>')
+        every = r.get("all_wrong") and scored
+        style = card + (";border:2px solid #c92a2a" if every else "")
+        badge = f"<div style='{TONE['bad']}'>every model wrong</div>" if every else ""
+        cls = "card all-wrong" if every else "card"
+        cards.append(f'<div class="{cls}" style="{style}">{img}<div><b>{head}</b></div>{badge}{answers}</div>')
     return '<div class="gallery" style="display:flex;flex-wrap:wrap;gap:10px">' + "".join(cards) + "</div>"
 
 

@@ -1,5 +1,5 @@
 """Runs read back for the notebooks and the offline report: which runs exist, one run's files (summary.json,
-the per-model parquet files, pairs.json), and the photo table a run asked about.
+the per-model parquet files, pairs.json, agreement.json), and the photo table a run asked about.
 
 Keys that other tools add to summary.json are used when there and skipped when not, so older runs still load.
 """
@@ -29,6 +29,7 @@ class RunData:
     frames: dict[str, pl.DataFrame] = field(default_factory=dict)  # model -> one row per photo (per repeat)
     pairs: list[dict] | None = None  # pairs.json, when a tool wrote one
     dataset_sha256: str | None = None  # from the journal header: which photo table the run asked about
+    agreement: dict | None = None  # agreement.json (Fleiss' kappa, the photos every model got wrong), when written
 
     @property
     def models(self) -> list[str]:
@@ -60,7 +61,9 @@ def load_run(out: str | Path, name: str) -> RunData:
         if header and header.get("dataset_sha256"):
             sha = header["dataset_sha256"]
             break
-    return RunData(name, rundir.path, summaries, frames, pairs if isinstance(pairs, list) else None, sha)
+    agreement = _read_json(rundir.agreement)
+    return RunData(name, rundir.path, summaries, frames, pairs if isinstance(pairs, list) else None, sha,
+                   agreement if isinstance(agreement, dict) else None)
 
 
 def load_runs(out: str | Path, names: list[str]) -> list[RunData]:

@@ -14,7 +14,7 @@ from typing import Any, Callable
 import polars as pl
 
 from . import charts, tables
-from .format import Col, TONE
+from .format import Col, TONE, fmt
 from .gallery import gallery_html
 from . import runs
 from .runs import RunData
@@ -130,7 +130,92 @@ def _wrong(r: Report) -> list[Part]:
         Note("The photo table was not found (give its path), so the photos are not shown.")]
     if not rows:
         return out + [Note("None: every model answered every photo right.")]
+    every = sum(x["all_wrong"] for x in rows)
+    if every and len(rows[0]["answers"]) > 1:
+        out.append(Note(f"{every} photo{'s' if every != 1 else ''} every model answered wrongly come{'s' if every == 1 else ''} "
+                        f"first (red frame): mistakes the models share, which no vote among them would catch.",
+                        "warn"))
     return out + [Html(gallery_html(rows, r.thumbs([x["id"] for x in rows])))]
+
+
+def _calibration(r: Report) -> list[Part]:
+    cal = tables.calibration_frame(r.runs)
+    if not cal.height:
+        return []
+    out: list[Part] = []
+    without = cal.filter(pl.col("brier").is_null() & pl.col("ece").is_null())
+    if without.height == cal.height:
+        out.append(Note("No model stated probabilities, so there is no calibration to show. Decisions models "
+                        "state one (noul); ask chat models for theirs with --logprobs (their request body changes)."))
+    elif without.height:
+        out.append(Note("Without probabilities: " + "; ".join(f"{x['label']} ({x['reason']})"
+                                                            for x in without.iter_rows(named=True))))
+    out += _charts(charts.reliability_diagram(tables.reliability_frame(r.runs)))
+    out.append(Note("Brier score: the mean squared gap between the stated P(hot dog) and the truth (0 is best). "
+                    "ECE: the photo-weighted mean gap between stated P(hot dog) and the share of hot dogs in 10 "
+                    "equal-width bins. AUROC: the chance a hot dog gets a higher P(hot dog) than another photo "
+                    "(0.5: no better than chance), with DeLong's 95% interval."))
+    return out + [Table(cal, tables.CALIBRATION)]
+
+
+def _power(r: Report) -> list[Part]:
+    frame = tables.power_frame(r.runs)
+    out: list[Part] = [Note(s) for s in frame["sentence"].to_list() if s] if frame.height else []
+    if frame.height:
+        out.append(Note("Photos needed: for McNemar's test to find the gap seen with 80% power at alpha = 0.05, at "
+                        "the discordance seen (Connor 1987; and by the exact conditional test). The smallest gap "
+                        "detectable now is Connor's at the photos both answered ('–': not even every discordant "
+                        "photo going one way would be enough)."))
+        out.append(Table(frame, tables.POWER))
+    widths, cols = tables.half_width_frame(r.runs)
+    if widths.height:
+        out.append(Note("Per category, how precise each accuracy is today: accuracy ± the half-width of its 95% "
+                        "Wilson interval, in points, over the n photos answered."))
+        out.append(Table(widths, cols))
+    return out
+
+
+def _agreement(r: Report) -> list[Part]:
+    out: list[Part] = []
+    for run in r.runs:
+        a = run.agreement or {}
+        if a.get("fleiss_kappa") is not None:
+            where = f" in {run.name}" if len(r.runs) > 1 else ""
+            out.append(Note(f"Fleiss' kappa over the {len(a.get('models') or [])} models{where}: "
+                            f"{fmt(a['fleiss_kappa'], 'score')} ({a.get('fleiss_photos')} photos; agreement "
+                            f"{fmt(a.get('fleiss_observed'), 'pct')}, {fmt(a.get('fleiss_expected'), 'pct')} by "
+                            f"chance). Photos every model answered wrongly: {len(a.get('all_wrong') or [])} of "
+                            f"{a.get('photos_all_answered')} all answered."))
+    agree = tables.agreement_frame(r.runs)
+    if not agree.height:
+        return out
+    out += _charts(charts.kappa_matrix(agree), charts.error_overlap_matrix(agree))
+    out.append(Note("Both wrong ÷ independent: how much more often the two are wrong on the same photo than if "
+                    "their mistakes were independent (Goel et al. 2025). Error consistency: Geirhos et al. (2020)'s "
+                    "kappa over right/wrong."))
+    return out + [Table(agree.filter(pl.col("given")), tables.AGREEMENT)]
+
+
+def _intervals(r: Report) -> list[Part]:
+    models, pairs = tables.intervals_frame(r.runs), tables.pair_intervals_frame(r.runs)
+    if not models.height and not pairs.height:
+        return []
+    out: list[Part] = []
+    parted = [f"{x['label']} {x['measure'].split(' (')[0]}" for frame in (models, pairs)
+              for x in frame.filter(pl.col("disagrees")).iter_rows(named=True)]
+    if parted:
+        out.append(Note(f"The bootstrap and the closed-form interval differ by more than a point at an end for "
+                        f"{'; '.join(parted)} ({len(parted)} of {models.height + pairs.height}; 'yes' below): with "
+                        f"few photos, or a share near 0 or 1, neither should be read to the point.", "warn"))
+    boot = next((s["bootstrap"] for run in r.runs for s in run.summaries if isinstance(s.get("bootstrap"), dict)),
+                {})
+    out.append(Note(f"A percentile bootstrap over photos ({boot.get('resamples', '?'):,} resamples, seed "
+                    f"{boot.get('seed', '?')}) beside each closed-form interval."))
+    if models.height:
+        out.append(Table(models, tables.INTERVALS))
+    if pairs.height:
+        out.append(Table(pairs, tables.PAIR_INTERVALS))
+    return out
 
 
 def _bonus(r: Report) -> list[Part]:
@@ -146,6 +231,10 @@ SECTIONS: tuple[Section, ...] = (
     Section("accuracy", "Accuracy", _accuracy),
     Section("concurrency", "Concurrency and latency", _concurrency),
     Section("pairs", "Pairs (McNemar)", _pairs),
+    Section("power", "How many photos a claim needs", _power),
+    Section("agreement", "Agreement between models", _agreement),
+    Section("calibration", "Calibration", _calibration),
+    Section("intervals", "Bootstrap beside the closed-form intervals", _intervals),
     Section("providers", "By provider", _providers),
     Section("extras", "Other measures", _extras),
     Section("gallery", lambda r: f"Photos the models got wrong or disagreed on ({len(tables.gallery_rows(r.runs, r.gallery_limit))})",

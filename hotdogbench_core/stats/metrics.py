@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from ..store.results import Result
 
-KINDS = ("pct", "count", "seconds", "usd", "rate", "text")  # formats: see report/format.py
+KINDS = ("pct", "count", "seconds", "usd", "rate", "text", "score")  # formats: see report/format.py
 
 
 @dataclass(frozen=True)
@@ -19,7 +19,7 @@ class Metric:
     key: str  # where summary.json holds it: "accuracy", or "concurrency.throttles" one level down
     label: str  # what a table calls it, with its unit
     kind: str  # one of KINDS
-    ci: str | None = None  # summary.json key of its 95% interval, when it has one
+    ci: str | None = None  # summary.json key of its 95% interval, when it has one (dotted one level down too)
     leaderboard: bool = True  # a column of the leaderboard tables
     compute: Callable[[list[Result]], Any] | None = None  # None: computed by stats/summary.py
 
@@ -29,10 +29,18 @@ class Metric:
         return self.key.rsplit(".", 1)[-1]
 
     def value(self, summary: dict) -> Any:
-        v: Any = summary
-        for part in self.key.split("."):
-            v = v.get(part) if isinstance(v, dict) else None
-        return v
+        return _get(summary, self.key)
+
+    def interval(self, summary: dict) -> Any:
+        """Its 95% interval as summary.json holds it ([low, high] or None)."""
+        return _get(summary, self.ci) if self.ci else None
+
+
+def _get(summary: dict, key: str) -> Any:
+    v: Any = summary
+    for part in key.split("."):
+        v = v.get(part) if isinstance(v, dict) else None
+    return v
 
 
 METRICS: tuple[Metric, ...] = (
@@ -48,6 +56,10 @@ METRICS: tuple[Metric, ...] = (
     Metric("photos_per_s", "photos/s", "rate"),
     Metric("concurrency.throttles", "throttles", "count"),
     Metric("concurrency.final_limit", "final in-flight limit", "count", leaderboard=False),
+    # calibration, where the rows carry P(hot dog) (stats/measures.py; null for a model without probabilities)
+    Metric("calibration.brier", "Brier score", "score", leaderboard=False),
+    Metric("calibration.ece", "ECE (10 equal-width bins)", "score", leaderboard=False),
+    Metric("calibration.auroc", "AUROC", "score", ci="calibration.auroc_ci95", leaderboard=False),
 )
 BY_KEY = {m.key: m for m in METRICS}
 

@@ -198,3 +198,15 @@ def test_the_preflight_says_where_the_opt_in_cannot_work(tmp_path):
         res = asyncio.run(run_models([DROPS, DECISIONS], load_dataset(table), settings, out=tmp_path, run_name="w"))
     assert any(DROPS in w and "does not list logprobs" in w for w in res.warnings)
     assert any(DECISIONS in w and "noul" in w for w in res.warnings)
+
+
+def test_cli_logprobs_flag_over_http(tmp_path):
+    table = write_table(tmp_path / "photos.parquet", make_rows(n_per_cat=4))
+    with Simulator(SimConfig(seed=1, latency_s=0.0, calibration=1.0), labels=labels_from_parquet(table)) as sim:
+        assert main(["run", "--base-url", sim.base_url, "--input", str(table), "--models", f"{NOT_ASKED},{DECISIONS}",
+                     "--logprobs", NOT_ASKED, "--out", str(tmp_path / "out"), "--run", "c", "--quiet"]) == 0
+    summaries = json.loads((tmp_path / "out" / "c" / "summary.json").read_text())
+    assert [s["probabilities"]["source"] for s in summaries] == ["logprobs", "noul"]
+    assert all(s["calibration"]["photos"] == 12 for s in summaries)
+    m = json.loads((tmp_path / "out" / "c" / "manifest.json").read_text())
+    assert m["settings"]["logprobs"] == [NOT_ASKED] and m["models"][NOT_ASKED]["body"]["top_logprobs"] == 5

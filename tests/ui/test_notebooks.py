@@ -98,6 +98,9 @@ def test_report_notebook_exports_every_model_and_an_offline_copy(exported_run, w
         assert f"{s['latency_p50_s']:.3f}" in text and fmt(s["cost_per_1000_photos_usd"], "usd") in text
     assert len(re.findall(r"vnd\.vegalite\.v\d\+json", text)) >= 6  # the charts travel with the export
     assert "vnd.marimo+traceback" not in text
+    for tab in ("How many photos a claim needs", "Agreement between models", "Calibration",
+                "Bootstrap beside the closed-form intervals"):  # issue 16's sections, as tabs
+        assert tab in text, tab
     offline = out / "nb" / "report_offline.html"
     assert offline.is_file() and offline.read_text().count("<svg") >= 6
 

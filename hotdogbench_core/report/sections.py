@@ -132,7 +132,8 @@ def _wrong(r: Report) -> list[Part]:
         return out + [Note("None: every model answered every photo right.")]
     every = sum(x["all_wrong"] for x in rows)
     if every and len(rows[0]["answers"]) > 1:
-        out.append(Note(f"{every} photo{'s' if every != 1 else ''} every model answered wrongly come{'s' if every == 1 else ''} "
+        one = every == 1
+        out.append(Note(f"{every} photo{'' if one else 's'} every model answered wrongly come{'s' if one else ''} "
                         f"first (red frame): mistakes the models share, which no vote among them would catch.",
                         "warn"))
     return out + [Html(gallery_html(rows, r.thumbs([x["id"] for x in rows])))]

@@ -281,8 +281,8 @@ def _metric(key: str, show: bool = True) -> Col:
 
 CALIBRATION = (Col("label", "model", "text"), Col("source", "probability from", "text"),
                Col("with_probability", "photos with a probability", "count"), _metric("calibration.brier"),
-               _metric("calibration.ece"), _metric("calibration.auroc"), Col("auroc_lo", "AUROC 95% CI low", "score", False),
-               Col("auroc_hi", "AUROC 95% CI high", "score", False), Col("reason", "no probability because", "text"))
+               _metric("calibration.ece"), _metric("calibration.auroc"),
+               Col("auroc_lo", "AUROC 95% CI low", "score", False), Col("auroc_hi", "AUROC 95% CI high", "score", False), Col("reason", "no probability because", "text"))
 SOURCES = {"noul": "Decisions noul", "logprobs": "token log-probabilities"}
 
 

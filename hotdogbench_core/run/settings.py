@@ -109,7 +109,8 @@ class RunSettings:
         return {"base_url": public_url(self.base_url), "start_concurrency": self.start_concurrency,
                 "max_concurrency": self.max_concurrency, "request_timeout": self.request_timeout,
                 "max_attempts": self.max_attempts, "retry_budget_s": self.retry_budget_s, "repeats": self.repeats,
-                "limiter": self.limiter, "api": self.api, "body_timeout": self.body_timeout, "logprobs": list(self.logprobs)}
+                "limiter": self.limiter, "api": self.api, "body_timeout": self.body_timeout,
+                "logprobs": list(self.logprobs)}
 
     @property
     def dialect(self) -> str:

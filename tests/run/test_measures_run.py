@@ -122,9 +122,8 @@ def test_pairs_and_agreement_files(measured):
     agree = json.loads((measured.run_dir / "agreement.json").read_text())
     assert agree["models"] == MODELS and agree["fleiss_photos"] == 310 and -1 <= agree["fleiss_kappa"] <= 1
     frames = {m: pl.read_parquet(measured.run_dir / f"{m.replace('/', '__')}.parquet") for m in MODELS}
-    wrong = set.intersection(*({r["id"] for r in f.filter(pl.col("pred").is_not_null()
-                                                           & (pl.col("pred") != pl.col("is_hot_dog"))).iter_rows(named=True)}
-                               for f in frames.values()))
+    wrong = set.intersection(*(set(f.filter(pl.col("pred").is_not_null() & (pl.col("pred") != pl.col("is_hot_dog")))
+                                   ["id"].to_list()) for f in frames.values()))
     assert agree["all_wrong"] == sorted(wrong) and wrong  # 0.9^5 of the 10 hard ones: a few
     # rebuilt from the journals alone: the same content
     assert compute_pairs(measured.run_dir) == pairs and compute_agreement(measured.run_dir) == agree

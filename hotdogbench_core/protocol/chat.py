@@ -69,6 +69,11 @@ class Chat(Endpoint):
         return {"endpoint": self.path, "question": QUESTION, "max_tokens": MAX_TOKENS, "response_format": SCHEMA,
                 **({"usage": {"include": True}} if openrouter else {}), **params}
 
+    def reword(self, body: dict, text: str) -> dict:
+        content = [{**part, "text": text} if part.get("type") == "text" else part
+                   for part in body["messages"][0]["content"]]
+        return {**body, "messages": [{**body["messages"][0], "content": content}, *body["messages"][1:]]}
+
     def read_answer(self, data: dict, usage: dict, provider: str | None) -> Outcome:
         common = dict(prompt_tokens=as_int(usage.get("prompt_tokens")),
                       completion_tokens=as_int(usage.get("completion_tokens")),

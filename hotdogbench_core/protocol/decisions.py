@@ -25,6 +25,11 @@ class Decisions(Endpoint):
     def settings(self, params: dict, openrouter: bool = True) -> dict:
         return {"endpoint": self.path, "instructions": INSTRUCTIONS, **params}
 
+    question_setting = "instructions"
+
+    def reword(self, body: dict, text: str) -> dict:
+        return {**body, "questions": {QUESTION_ID: {**body["questions"][QUESTION_ID], "instructions": text}}}
+
     def read_answer(self, data: dict, usage: dict, provider: str | None) -> Outcome:
         common = dict(prompt_tokens=as_int(usage.get("input_tokens")), completion_tokens=as_int(usage.get("output_tokens")),
                       cost_usd=as_num(usage.get("cost")), provider=provider)

@@ -68,6 +68,13 @@ class Endpoint:
         """A 200 body without a top-level error, as an outcome."""
         raise NotImplementedError
 
+    # the settings key that holds the question's text (what a prompt condition changes)
+    question_setting: ClassVar[str] = "question"
+
+    def reword(self, body: dict, text: str) -> dict:
+        """The body with its question's text replaced by `text` (a prompt condition); the rest unchanged."""
+        raise NotImplementedError
+
     # -- the server's side (the simulator) ------------------------------------------------------------------
     def read_request(self, body: dict) -> Asked:
         """The photo and options of a request body; raises RequestRejected for one the kind cannot take."""

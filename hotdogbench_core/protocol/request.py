@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from .answers import Answer, Outcome, classify
+from .conditions import Condition
 from .endpoint import Endpoint
 from .endpoints import endpoint
 from .models import model_spec
@@ -52,6 +53,9 @@ class Request:
     params: dict = field(default_factory=dict)
     dialect: str = "openrouter"
     logprobs: bool = False  # the opt-in: ask for token log-probabilities (kinds that have them; see request_for)
+    # A condition's question text and provider routing (its image transform is applied to the photo before
+    # encode()); None, or the reference condition: the model's own request, byte for byte.
+    condition: Condition | None = None
 
     @property
     def path(self) -> str:
@@ -63,8 +67,9 @@ class Request:
 
     @property
     def _params(self) -> dict:
-        params = self.params if self.openrouter else \
-            {k: v for k, v in self.params.items() if k not in OPENROUTER_ONLY}
+        params = self.params if self.condition is None else self.condition.params(self.params)
+        if not self.openrouter:
+            params = {k: v for k, v in params.items() if k not in OPENROUTER_ONLY}
         if self.logprobs and self.endpoint.logprobs:
             params = {**params, **self.endpoint.logprobs}  # after the model's own: the default body is untouched
         return params
@@ -76,18 +81,28 @@ class Request:
             return self.endpoint.probability
         return "logprobs" if self.logprobs and self.endpoint.logprobs else None
 
+    @property
+    def _prompt(self) -> str | None:
+        return self.condition.prompt if self.condition is not None else None
+
+    def _body(self, image_url: str) -> dict:
+        body = self.endpoint.body(self.model, self._params, image_url, self.openrouter)
+        return body if self._prompt is None else self.endpoint.reword(body, self._prompt)
+
     def body(self, image: bytes) -> dict:
         """The request body for one photo: the same for every run of the same model, image and dialect."""
-        return self.endpoint.body(self.model, self._params, image_data_url(image), self.openrouter)
+        return self._body(image_data_url(image))
 
     def settings(self) -> dict:
         """Everything in the request except the model and the image: what a resume must match."""
         out = self.endpoint.settings(self._params, self.openrouter)
+        if self._prompt is not None:
+            out = {**out, self.endpoint.question_setting: self._prompt}
         return out if self.openrouter else {**out, "dialect": self.dialect}
 
     def template(self) -> dict:
         """The exact body sent for every photo, with the image's base64 replaced by a placeholder."""
-        return self.endpoint.body(self.model, self._params, _URL_PREFIX + IMAGE_PLACEHOLDER, self.openrouter)
+        return self._body(_URL_PREFIX + IMAGE_PLACEHOLDER)
 
     @cached_property
     def _halves(self) -> tuple[bytes, bytes]:
@@ -110,16 +125,18 @@ class Request:
         return outcome
 
 
-def request_for(model: str, dialect: str = "openrouter", *, logprobs: bool = False) -> Request:
-    """How `model` is asked: its registry entry, or a plain chat request for any other id. logprobs: the
-    per-model opt-in for token log-probabilities; it adds the kind's `logprobs` params (chat: logprobs true,
-    top_logprobs 5) at the end of the body, and changes nothing for a kind without them (Decisions answers with
-    a probability already)."""
+def request_for(model: str, dialect: str = "openrouter", condition: Condition | None = None, *,
+                logprobs: bool = False) -> Request:
+    """How `model` is asked: its registry entry, or a plain chat request for any other id; under `condition`,
+    with its question and provider routing. logprobs: the per-model opt-in for token log-probabilities; it adds
+    the kind's `logprobs` params (chat: logprobs true, top_logprobs 5) at the end of the body, and changes
+    nothing for a kind without them (Decisions answers with a probability already)."""
     if dialect not in DIALECTS:
         raise ValueError(f"unknown dialect {dialect!r} (known: {', '.join(DIALECTS)})")
     spec = model_spec(model)
     ep = endpoint(spec.endpoint)
-    return Request(model, ep, dict(spec.params), dialect, bool(logprobs and ep.logprobs))
+    cond = None if condition is None or condition.is_reference else condition
+    return Request(model, ep, dict(spec.params), dialect, bool(logprobs and ep.logprobs), cond)
 
 
 def body_for(model: str, image: bytes) -> dict:

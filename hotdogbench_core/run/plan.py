@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import FieldError
+from ..protocol.conditions import REFERENCE, Condition, arm_label, resolve_conditions
 from ..protocol.models import resolve_models
 from ..sim.app import Simulator, labels_from_parquet
 from ..sim.config import DEMO_CONFIG, SimConfig
@@ -49,10 +50,22 @@ class RunPlan:
     parallel: bool = False
     sim_config: SimConfig | None = None  # target "simulator": how the built-in simulator behaves
     prices: dict | None = None  # a price table (USD per token / image / request) for servers that say no cost
+    conditions: list[Condition] | None = None  # None: the reference alone (a plain run)
 
     @property
     def run_dir(self) -> Path:
         return self.rundir.path
+
+    @property
+    def arms(self) -> list[tuple[str, str]]:
+        """(model, condition name) for every model under every condition, in the order they run."""
+        names = [c.name for c in self.conditions] if self.conditions else [REFERENCE]
+        return [(m, c) for m in self.models for c in names]
+
+    @property
+    def labels(self) -> list[str]:
+        """How events and live views name each arm: the model id, `model@condition` under a condition."""
+        return [arm_label(m, c) for m, c in self.arms]
 
     @property
     def requests_per_model(self) -> int:
@@ -74,11 +87,16 @@ def plan_run(*, models: str | list[str], dataset: Dataset | str | Path | None = 
              run_name: str | None = None, target: str = "openrouter", base_url: str | None = None,
              api_key: str | None = None, sim_config: SimConfig | dict | None = None, resume: bool = False,
              max_cost_usd: float | None = None, parallel: bool = False, on_download=None,
-             prices: str | Path | dict | None = None, **settings) -> RunPlan:
-    """Check everything a run needs, cheapest first (the photo table, maybe large, last)."""
+             prices: str | Path | dict | None = None, conditions=None, conditions_file: str | Path | None = None,
+             **settings) -> RunPlan:
+    """Check everything a run needs, cheapest first (the photo table, maybe large, last).
+
+    conditions: NAME=SPEC texts, Condition objects or a {name: spec} table; conditions_file: a TOML or JSON
+    file of them (protocol/conditions.py). Neither: the reference alone."""
     if target not in TARGETS:
         raise FieldError(f"must be one of {', '.join(TARGETS)}, not {target!r}", "target")
     chosen = resolve_models(models, any_id=target == "base_url" and not is_openrouter(base_url or ""))
+    conds = resolve_conditions(conditions, conditions_file)
     if target == "simulator":
         base_url, api_key = "http://127.0.0.1", SIMULATOR_KEY  # the simulator's port is known once it starts
         sim = sim_config if isinstance(sim_config, SimConfig) else SimConfig.from_dict(sim_config or DEMO_CONFIG)
@@ -98,19 +116,20 @@ def plan_run(*, models: str | list[str], dataset: Dataset | str | Path | None = 
     rundir = RunDir(out, run_name or default_run_name()).check_place()
     check_free(rundir.lock)  # a run in progress there: say who runs it (before "already holds results")
     if not resume:
-        held = [m for m in chosen if rundir.journal(m).is_file()]
+        names = [c.name for c in conds] if conds else [REFERENCE]
+        held = [arm_label(m, c) for m in chosen for c in names if rundir.journal(m, c).is_file()]
         if held:
             raise RunExistsError(f"{rundir.path} already holds results for {', '.join(held)}: resume it, or "
                                  f"choose another run name")
     ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, on_download=on_download)
-    return RunPlan(chosen, ds, run_settings, rundir, target, resume, budget, parallel, sim, price_table)
+    return RunPlan(chosen, ds, run_settings, rundir, target, resume, budget, parallel, sim, price_table, conds)
 
 
 async def run_plan(plan: RunPlan, *, on_event: Callable[[Event], None] | None = None,
                    on_model: Callable[[ModelRun], None] | None = None) -> RunResult:
     """Run the plan into OUT/RUN (models one after another unless plan.parallel)."""
     hooks = dict(on_event=on_event, on_model=on_model, max_cost_usd=plan.max_cost_usd, parallel=plan.parallel,
-                 prices=plan.prices)
+                 prices=plan.prices, conditions=plan.conditions)
     args = (plan.models, plan.dataset)
     where = dict(out=plan.rundir.out, run_name=plan.rundir.name, resume=plan.resume)
     if plan.target != "simulator":

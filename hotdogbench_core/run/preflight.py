@@ -160,6 +160,14 @@ def logprobs_warnings(models: list[str], settings: RunSettings, listing: Listing
                        f"rows may come back without a probability")
     return out
 
+def check_conditions(conditions, dialect: str, base_url: str) -> None:
+    """A condition that routes providers needs OpenRouter: other servers never see the provider object."""
+    routed = [c.name for c in conditions or () if c.provider]
+    if routed and dialect != "openrouter":
+        raise PreflightError(f"condition(s) {', '.join(routed)} route providers (provider:), which only OpenRouter "
+                             f"understands; the server at {public_url(base_url)} speaks the plain OpenAI dialect, "
+                             f"which leaves the provider object out (nothing was sent)", "conditions")
+
 
 def check(models: list[str], settings: RunSettings, listing: Listing | None, *,
           price_table: dict | None = None, max_cost_usd: float | None = None) -> Preflight:

@@ -21,6 +21,8 @@ import aiohttp
 import httpx
 
 from ..protocol.answers import Answer, Failed, Fatal, Outcome, Retry
+from ..protocol.conditions import REFERENCE, Condition, arm_label
+from ..protocol.transform import Sent, sent_image
 from .budget import CostBudget
 from ..store.dataset import Dataset, Photo
 from .gc_tuning import tuned_for_run
@@ -28,7 +30,9 @@ from ..errors import StorageError
 from ..store.journal import Journal, read_journal
 from ..store.redact import Redactor, public_url
 from ..protocol.request import Request
+from ..stats.conditions import condition_summary
 from ..stats.summary import summarize, summarize_statistics
+from ..store.conditioned import CONDITION_SCHEMA, ConditionResult
 from ..store.results import Result, write_results_parquet
 from ..store.rundir import RunDir
 from .events import Event, LimitChanged, ModelFinished, ModelStarted, Notice, PhotoDone
@@ -63,26 +67,33 @@ class _Pending:
 
 
 class ModelRun:
-    """One model over one dataset: live counters for a UI to poll, and the loop that does the work."""
+    """One model over one dataset, under one condition (None: the reference): live counters for a UI to poll,
+    and the loop that does the work. `arm` names it in events and budgets: the model id, `model@condition`
+    under another condition."""
 
     GATE_RECHECK_S = 0.1  # while the pacer holds a send back, the gate is looked at again at least this often
     SAVE_RETRY_S = 3.0  # after a journal write failed and the requests in flight came back: how long to retry it
 
     def __init__(self, model: str, dataset: Dataset, settings: RunSettings, run_dir: Path, *,
                  resume: bool = False, on_event: Callable[[Event], None] | None = None,
-                 budget: CostBudget | None = None, price: dict[str, float] | None = None, key=None):
+                 budget: CostBudget | None = None, price: dict[str, float] | None = None, key=None,
+                 condition: Condition | None = None):
         self.model, self.dataset, self.settings = model, dataset, settings
+        self.condition = None if condition is None or condition.is_reference else condition
+        self.condition_name = self.condition.name if self.condition is not None else REFERENCE
+        self.arm = arm_label(model, self.condition_name)
+        self._sent: dict[int, Sent] = {}  # photo id -> the bytes sent under the condition (a few, for repeats)
         self.rundir = run_dir if isinstance(run_dir, RunDir) else RunDir.at(run_dir)
         self.run_dir = self.rundir.path
         self.on_event = on_event
-        self.request: Request = settings.request(model)
+        self.request: Request = settings.request(model, self.condition)
         self.url = settings.url_for(self.request.path)
         self.redactor = Redactor.for_settings(settings)  # the key and URL credentials out of every stored text
         # key: a limit.KeyCoordinator the models of one run on one key share (adaptive policy only)
         self.limiter = LIMITERS[settings.limiter](settings.start_concurrency, settings.max_concurrency) \
             if key is None or settings.limiter == "reference" else \
             LIMITERS[settings.limiter](settings.start_concurrency, settings.max_concurrency, key=key)
-        self.limiter.subscribe(lambda c: self._emit(LimitChanged(model, c)))
+        self.limiter.subscribe(lambda c: self._emit(LimitChanged(self.arm, c)))
         self.retries_exhausted = 0  # photos that ended as "retries exhausted" in this session
         self.rng = random.Random(settings.seed)
         self.results: dict[tuple[int, int], Result] = {}  # (photo id, repeat) -> settled result
@@ -102,13 +113,14 @@ class ModelRun:
         self.started_at: float | None = None
         self.wall_s = 0.0
         self.previous_wall_s = 0.0
-        self._journal_path = self.rundir.journal(model)
+        self._journal_path = self.rundir.journal(model, self.condition_name)
         self._notices: list[str] = []
         self._prepare(resume)
 
     # -- journal and resume -------------------------------------------------------------------------------
     def _header(self) -> dict:
-        return {"model": self.model, "dataset_sha256": self.dataset.sha256, "dataset_rows": len(self.dataset),
+        cond = {"condition": self.condition.header()} if self.condition is not None else {}
+        return {"model": self.model, **cond, "dataset_sha256": self.dataset.sha256, "dataset_rows": len(self.dataset),
                 "request": self.request.settings(), "repeats": self.repeats}
 
     def _prepare(self, resume: bool) -> None:
@@ -120,18 +132,32 @@ class ModelRun:
             self._todo = None  # everything
             return
         if not resume:
-            raise RunError(f"{self.run_dir} already holds results for {self.model}: "
+            raise RunError(f"{self.run_dir} already holds results for {self.arm}: "
                            f"resume that run, or choose another run name")
         want, have = self._header(), state.header or {}
+        if have.get("condition") != want.get("condition"):
+            raise RunError(self._changed_condition(have.get("condition")))
         for key, what in (("dataset_sha256", "dataset"), ("request", "request settings"), ("repeats", "repeats")):
             if have.get(key) != want[key]:
-                raise RunError(f"cannot resume {self.model} in {self.run_dir}: the {what} differ from the run's "
+                raise RunError(f"cannot resume {self.arm} in {self.run_dir}: the {what} differ from the run's "
                                f"({_difference(key, have.get(key), want[key])}); choose another run name")
         keys = {(p.id, k) for p in self.dataset.photos for k in range(self.repeats)}
         self.results = {key: r for key, r in state.results.items() if key in keys}
         self.done = len(self.results)
         self.previous_wall_s = sum(s.get("wall_s") or 0.0 for s in state.sessions)
         self._todo = keys - set(self.results)
+
+    def _changed_condition(self, had) -> str:
+        """Why a resume is refused when the journal's condition is not the one asked for now."""
+        spec = had.get("spec") if isinstance(had, dict) else None
+        try:
+            was = Condition(self.condition_name, **spec).text() if isinstance(spec, dict) else None
+        except TypeError:
+            was = None
+        now = self.condition.text() if self.condition is not None else ""
+        return (f"cannot resume {self.model} under condition {self.condition_name} in {self.run_dir}: the "
+                f"condition {self.condition_name} was {was if was is not None else json.dumps(had)[:80]!r} in this "
+                f"run, now {now!r}; give the new spec another condition name, or choose another run name")
 
     def _emit(self, event: Event) -> None:
         if self.on_event is None:
@@ -161,7 +187,7 @@ class ModelRun:
     async def run(self, client: aiohttp.ClientSession | httpx.AsyncClient | None = None) -> dict:
         """Ask every photo still to ask. `client`: an aiohttp session or an httpx.AsyncClient (any transport);
         by default the run opens its own aiohttp session and closes it at the end."""
-        self._emit(ModelStarted(self.model, self.total, self.done))
+        self._emit(ModelStarted(self.arm, self.total, self.done))
         # an OSError here (read-only, no such folder) comes before anything is sent
         self._journal = Journal(self._journal_path, redact=self.redactor.bytes if self.redactor else None,
                                 on_failure=self._journal_failed)
@@ -170,7 +196,7 @@ class ModelRun:
                                  f"its {self._journal.torn.nbytes} bytes were cut off and saved as "
                                  f"{self._journal.torn.saved_to.name}; that photo is asked again")
         for text in self._notices:
-            self._emit(Notice(self.model, text))
+            self._emit(Notice(self.arm, text))
         own_client = client is None
         if own_client:
             client = self.new_client()
@@ -209,7 +235,7 @@ class ModelRun:
             raise StorageError(e.filename or self.run_dir, e.strerror or str(e), saved=self.done, run_dir=self.run_dir,
                                detail="; the journal is whole, so a resume rebuilds the files without asking "
                                       "anything again") from None
-        self._emit(ModelFinished(self.model, summary))
+        self._emit(ModelFinished(self.arm, summary))
         return summary
 
     def _journal_failed(self, error: OSError) -> None:
@@ -241,7 +267,7 @@ class ModelRun:
                 sent_in_flight = await self._acquire_slot()
                 if sent_in_flight is None:
                     if self.budget is not None:
-                        self.budget.settle(self.model, reserved, None)
+                        self.budget.settle(self.arm, reserved, None)
                     break
                 item.result.in_flight_at_send, item.result.limit_at_send = sent_in_flight, self.limiter.limit
                 self._active += 1
@@ -261,9 +287,37 @@ class ModelRun:
         if self._waiting and self._waiting[0].not_before <= now:
             return heapq.heappop(self._waiting)
         for photo, repeat in fresh:  # one photo (an exhausted stream yields none)
-            res = Result(id=photo.id, open_images_id=photo.open_images_id, category=photo.category,
-                         is_hot_dog=photo.is_hot_dog, scored=photo.scored, repeat=repeat)
-            return _Pending(0.0, next(self._seq), photo, res)
+            return _Pending(0.0, next(self._seq), photo, self._new_result(photo, repeat))
+        return None
+
+    def _new_result(self, photo: Photo, repeat: int, **values) -> Result:
+        if self.condition is None:
+            return Result(id=photo.id, open_images_id=photo.open_images_id, category=photo.category,
+                          is_hot_dog=photo.is_hot_dog, scored=photo.scored, repeat=repeat, **values)
+        return ConditionResult(id=photo.id, open_images_id=photo.open_images_id, category=photo.category,
+                               is_hot_dog=photo.is_hot_dog, scored=photo.scored, repeat=repeat,
+                               condition=self.condition_name, **values)
+
+    async def _condition_photo(self, item: _Pending) -> str | None:
+        """Under a condition: the photo of `item` replaced by the bytes sent (transformed once per photo, in a
+        worker thread: Pillow works outside the GIL), and the row told their digest and size. The problem, when
+        the photo cannot be re-encoded."""
+        res = item.result
+        if self.condition is None or res.image_sha256 is not None:
+            return None
+        sent = self._sent.get(item.photo.id)
+        if sent is None:
+            c = self.condition
+            try:
+                sent = await asyncio.to_thread(sent_image, item.photo.image, c.px, c.q)
+            except ValueError as e:
+                return f"condition {self.condition_name}: {e}"
+            if len(self._sent) >= 64:
+                self._sent.clear()
+            self._sent[item.photo.id] = sent
+        item.photo = dataclasses.replace(item.photo, image=sent.image)
+        res.image_sha256, res.image_width, res.image_height = sent.sha256, sent.width, sent.height
+        res.image_bytes = len(sent.image)
         return None
 
     async def _sleep_until_due(self, now: float) -> None:
@@ -280,7 +334,7 @@ class ModelRun:
         item goes back on the queue either way)."""
         if self.budget is None:
             return 0.0
-        decision, reserved = self.budget.reserve(self.model)
+        decision, reserved = self.budget.reserve(self.arm)
         if decision == "go":
             return reserved
         heapq.heappush(self._waiting, item)
@@ -374,8 +428,8 @@ class ModelRun:
         try:
             answered, cost = await self._attempt_once(client, item)
             if self.budget is not None:
-                self.budget.settle(self.model, reserved, cost, answered)
-                if self.budget.unenforceable(self.model):
+                self.budget.settle(self.arm, reserved, cost, answered)
+                if self.budget.unenforceable(self.arm):
                     self.stop(f"budget: the answers of {self.model} carry no cost, so the budget of "
                               f"${self.budget.max_cost_usd:g} cannot be kept")
                     self.fatal_hint = "give a price table for this server, or run without a budget"
@@ -390,6 +444,12 @@ class ModelRun:
         sent = res.in_flight_at_send  # set by the scheduler when the slot was taken
         if self._journal.error is not None:  # started in the loop iteration the journal failed in: not sent
             self.limiter.finish("success", None, sent_in_flight=sent)
+            return False, None
+        problem = await self._condition_photo(item) if self.condition is not None else None
+        if problem is not None:  # this photo cannot be sent under the condition: said in its row, not sent
+            self.limiter.finish("success", None, sent_in_flight=sent)
+            res.error = problem
+            self._settle(res)
             return False, None
         try:
             outcome, latency = await self._send(client, item.photo)
@@ -466,7 +526,7 @@ class ModelRun:
     def _settled(self, res: Result) -> None:
         self.results[res.key] = res
         self.done += 1
-        self._emit(PhotoDone(self.model, res, self.done, self.total))
+        self._emit(PhotoDone(self.arm, res, self.done, self.total))
 
     # -- outputs -------------------------------------------------------------------------------------------
     def ordered_results(self) -> list[Result]:
@@ -476,17 +536,20 @@ class ModelRun:
             for k in range(self.repeats):
                 r = self.results.get((p.id, k))
                 if r is None:
-                    r = Result(id=p.id, open_images_id=p.open_images_id, category=p.category, is_hot_dog=p.is_hot_dog,
-                               scored=p.scored, repeat=k, error=f"not run: {self.stop_reason}")
+                    r = self._new_result(p, k, error=f"not run: {self.stop_reason}")
                 out.append(r)
         return out
 
     def write_outputs(self) -> dict:
         ordered = self.ordered_results()
-        write_results_parquet(ordered, self.rundir.results(self.model))
+        write_results_parquet(ordered, self.rundir.results(self.model, self.condition_name),
+                              CONDITION_SCHEMA if self.condition is not None else None)
         wall = self.previous_wall_s + round(self.wall_s, 3)  # the sum of what the journal records
         # The reference keys over repeat 0 (comparable with a one-repeat run); photos_per_s counts every request.
         summary = summarize(self.model, [r for r in ordered if r.repeat == 0], wall, asked=len(ordered))
+        if self.condition is not None:  # (model, condition) names the entry; the reference's has no condition key
+            summary = {"model": summary.pop("model"), "condition": self.condition_name,
+                       "condition_spec": self.condition.spec(), **summary}
         summary["concurrency"] = {"start": self.settings.start_concurrency, "cap": self.settings.max_concurrency,
                                   **self.limiter.stats(), "retries_exhausted": self.retries_exhausted}
         if self.stop_reason:
@@ -494,4 +557,6 @@ class ModelRun:
             if self.fatal_hint:
                 summary["hint"] = self.fatal_hint
         summary.update(summarize_statistics(ordered, self.repeats, self.request.probability))
+        if self.condition is not None:
+            summary.update(condition_summary([r for r in ordered if r.repeat == 0 and r.scored]))
         return summary

@@ -10,6 +10,8 @@ from typing import Callable
 
 from ..errors import StorageError
 from ..limit.key import KeyCoordinator
+from ..protocol.conditions import Condition
+from ..stats.conditions import add_condition_keys, condition_of
 from ..stats.measures import statistics_settings, write_agreement
 from ..stats.pairs import write_pairs
 from ..store.dataset import Dataset
@@ -17,7 +19,7 @@ from ..store.manifest import finish_manifest, model_outcome, start_manifest
 from ..store.rundir import RunDir, write_json
 from .budget import CostBudget
 from .events import Event, Notice
-from .preflight import check, fetch_listing
+from .preflight import check, check_conditions, fetch_listing
 from .runner import ModelRun
 from .settings import RunSettings
 
@@ -44,13 +46,13 @@ def _tell(on_event, event) -> None:
 
 
 def _write_summaries(rundir: RunDir, summaries: list[dict]) -> None:
-    """summary.json keeps models from earlier sessions of the run; this session's replace theirs. Then pairs.json
-    and agreement.json.
-    An OSError becomes a StorageError: the journals are whole, a resume writes these again."""
-    mine = {s["model"] for s in summaries}
-    old = [s for s in rundir.summaries() or [] if s["model"] not in mine]
+    """summary.json keeps models (and conditions) from earlier sessions of the run; this session's replace theirs;
+    in a run with conditions each model's prompt spread is added. Then pairs.json and agreement.json. An OSError
+    becomes a StorageError: the journals are whole, a resume writes these again."""
+    mine = {(s["model"], condition_of(s)) for s in summaries}
+    old = [s for s in rundir.summaries() or [] if (s["model"], condition_of(s)) not in mine]
     try:
-        write_json(rundir.summary, old + summaries)
+        write_json(rundir.summary, add_condition_keys(old + summaries))
         write_pairs(rundir.path)
         write_agreement(rundir.path)
     except OSError as e:
@@ -75,7 +77,8 @@ async def run_models(models: list[str], dataset: Dataset, settings: RunSettings,
                      on_event: Callable[[Event], None] | None = None,
                      on_model: Callable[[ModelRun], None] | None = None,
                      max_cost_usd: float | None = None, parallel: bool = False,
-                     prices: dict[str, dict[str, float]] | None = None) -> RunResult:
+                     prices: dict[str, dict[str, float]] | None = None,
+                     conditions: list[Condition] | None = None) -> RunResult:
     """Run each model in turn (their timings must not interfere) and write parquet, summary.json and pairs.json
     after each; manifest.json when the session starts and when it ends.
 
@@ -86,26 +89,31 @@ async def run_models(models: list[str], dataset: Dataset, settings: RunSettings,
     parallel: all models at once, each with its own limiter (sharing one KeyCoordinator) and HTTP client, so the
     run takes about as long as its slowest model; summary.json stays in model order. A model that stops (bad key,
     no credits) stops the others too, as a sequential run would not start them.
+
+    conditions: the variants of the request to run each model under (protocol/conditions.py), in order, each
+    model under each in turn (model by model); None: the reference alone, a plain run.
     """
     rundir = RunDir(out, run_name or default_run_name())
     rundir.check_place().create()
     with rundir.locked():  # one process per run folder, for the whole session
         return await _run_models(rundir, models, dataset, settings, resume=resume, on_event=on_event,
-                                 on_model=on_model, max_cost_usd=max_cost_usd, parallel=parallel, prices=prices)
+                                 on_model=on_model, max_cost_usd=max_cost_usd, parallel=parallel, prices=prices,
+                                 conditions=conditions)
 
 
 async def _run_models(rundir: RunDir, models, dataset, settings, *, resume, on_event, on_model, max_cost_usd,
-                      parallel, prices) -> RunResult:
+                      parallel, prices, conditions=None) -> RunResult:
     run_dir = rundir.path
     _set_aside_bad_summary(rundir, on_event)
     pre = check(models, settings, await fetch_listing(settings.base_url, settings.api_key), price_table=prices,
                 max_cost_usd=max_cost_usd)
     settings = dataclasses.replace(settings, api=pre.dialect)
+    check_conditions(conditions, pre.dialect, settings.base_url)
     # Check every model can start (resume rules) before any request is sent.
     budget = CostBudget(max_cost_usd) if max_cost_usd is not None else None
     key = KeyCoordinator() if parallel else None  # models at once on one key: one shared view of their paces
     runs = [ModelRun(m, dataset, settings, rundir, resume=resume, on_event=on_event, budget=budget,
-                     price=pre.prices.get(m), key=key) for m in models]
+                     price=pre.prices.get(m), key=key, condition=c) for m in models for c in (conditions or [None])]
     result = RunResult(run_dir, warnings=list(pre.warnings))
     for text in pre.warnings:
         _tell(on_event, Notice(None, text))
@@ -113,18 +121,18 @@ async def _run_models(rundir: RunDir, models, dataset, settings, *, resume, on_e
         budget.spent_usd = sum(r.cost_usd or 0.0 for mr in runs for r in mr.results.values())
     start_manifest(run_dir, dataset, settings, models, limiter=runs[0].limiter if runs else None,
                    extra_settings={"max_cost_usd": max_cost_usd, "parallel_models": parallel},
-                   statistics=statistics_settings())
+                   statistics=statistics_settings(), conditions=conditions)
     failures: list[StorageError] = []
     if parallel:
         await _run_parallel(runs, result, on_model, failures)
     else:
         await _run_sequential(runs, result, on_model, failures)
     # An interrupted session leaves its ended_at null in the manifest.
-    done = {s["model"]: s for s in result.summaries}
+    done = {(s["model"], condition_of(s)): s for s in result.summaries}
     if failures and not result.stopped:
         result.stopped = f"storage: {failures[0].reason}"
     try:
-        finish_manifest(run_dir, {mr.model: model_outcome(mr, done.get(mr.model)) for mr in runs},
+        finish_manifest(run_dir, {mr.arm: model_outcome(mr, done.get((mr.model, mr.condition_name))) for mr in runs},
                         stopped=result.stopped)
     except OSError as e:
         if not failures:
@@ -159,7 +167,7 @@ async def _run_sequential(runs: list[ModelRun], result: RunResult, on_model, fai
             failures.append(e)
             break
         if mr.stop_reason and mr.stop_scope == "run":
-            result.stopped, result.hint = f"{mr.model}: {mr.stop_reason}", mr.fatal_hint
+            result.stopped, result.hint = f"{mr.arm}: {mr.stop_reason}", mr.fatal_hint
             break
 
 
@@ -170,19 +178,19 @@ async def _run_parallel(runs: list[ModelRun], result: RunResult, on_model, failu
 
     async def one(mr: ModelRun) -> None:
         try:
-            done[mr.model] = await mr.run()
-            _write_summaries(rundir, [done[r.model] for r in runs if r.model in done])
+            done[mr.arm] = await mr.run()
+            _write_summaries(rundir, [done[r.arm] for r in runs if r.arm in done])
         except StorageError as e:  # the others stop sending too (their answers in flight still come back)
             failures.append(e)
             for other in runs:
                 if other is not mr:
-                    other.stop(f"{mr.model} stopped: cannot write {e.path}")
+                    other.stop(f"{mr.arm} stopped: cannot write {e.path}")
             return
         if mr.stop_reason and mr.stop_scope == "run" and not stopped_first:
             stopped_first.append(mr)
             for other in runs:
                 if other is not mr:
-                    other.stop(f"{mr.model} stopped: {mr.stop_reason}")
+                    other.stop(f"{mr.arm} stopped: {mr.stop_reason}")
 
     for mr in runs:
         if on_model:
@@ -190,10 +198,10 @@ async def _run_parallel(runs: list[ModelRun], result: RunResult, on_model, failu
     async with asyncio.TaskGroup() as group:  # a bug in one model cancels the others instead of orphaning them
         for mr in runs:
             group.create_task(one(mr))
-    result.summaries = [done[mr.model] for mr in runs if mr.model in done]
+    result.summaries = [done[mr.arm] for mr in runs if mr.arm in done]
     if stopped_first:
         first = stopped_first[0]
-        result.stopped, result.hint = f"{first.model}: {first.stop_reason}", first.fatal_hint
+        result.stopped, result.hint = f"{first.arm}: {first.stop_reason}", first.fatal_hint
 
 
 def run_models_sync(*args, **kwargs) -> RunResult:

@@ -95,10 +95,10 @@ class RunSettings:
     def wants_logprobs(self, model: str) -> bool:
         return "*" in self.logprobs or model in self.logprobs
 
-    def request(self, model: str) -> Request:
+    def request(self, model: str, condition=None) -> Request:
         """How `model` is asked in this run: its registry entry, in this run's dialect, with log-probabilities
-        when it is opted in."""
-        return request_for(model, self.dialect, logprobs=self.wants_logprobs(model))
+        when it is opted in; under `condition` (protocol/conditions.py), with its question and provider."""
+        return request_for(model, self.dialect, condition, logprobs=self.wants_logprobs(model))
 
     def url_for(self, path: str) -> str:
         """base_url with `path` appended to its path (a query, e.g. ?token=..., stays at the end)."""

@@ -43,8 +43,16 @@ def image_digest(image: bytes) -> str:
     return hashlib.sha256(image).hexdigest()
 
 
+class PhotoLabels(dict):
+    """{sha256 hex of image: (is_hot_dog, category)}, and the table they were read from (`source`): the
+    simulator finds the labelled photo a re-encoded image (a condition's) shows among that table's photos."""
+
+    source: Path | None = None
+
+
 def labels_from_parquet(path: str | Path) -> Labels:
-    """{sha256 hex of image: (is_hot_dog, category)} from a parquet with columns image, is_hot_dog, category."""
+    """{sha256 hex of image: (is_hot_dog, category)} from a parquet with columns image, is_hot_dog, category
+    (a PhotoLabels: it remembers the file, for matching re-encoded photos)."""
     import duckdb
 
     con = duckdb.connect()
@@ -52,8 +60,10 @@ def labels_from_parquet(path: str | Path) -> Labels:
         rows = con.execute("SELECT image, is_hot_dog, category FROM read_parquet(?)", [str(path)]).fetchall()
     finally:
         con.close()
-    return {image_digest(bytes(img)): (bool(hd), None if cat is None else str(cat))
-            for img, hd, cat in rows if img is not None}
+    labels = PhotoLabels({image_digest(bytes(img)): (bool(hd), None if cat is None else str(cat))
+                          for img, hd, cat in rows if img is not None})
+    labels.source = Path(path)
+    return labels
 
 
 async def _open(core: SimCore, host: str, port: int) -> tuple[web.ServerRunner, int]:

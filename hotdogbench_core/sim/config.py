@@ -29,6 +29,12 @@ DEMO_CONFIG = {"seed": 0, "max_in_flight": 40, "latency_s": 0.4, "latency_sigma"
                # stated probabilities: well calibrated, but for one overconfident model (a reliability diagram
                # with something to show; --logprobs asks the chat models for theirs)
                "calibration": {"*": 1.0, "openai/gpt-6-luna": 0.3}}
+# Added to the demo's settings when a run names conditions: smaller and coarser photos and reworded questions
+# cost accuracy, and image tokens follow the pixels, so the conditions' numbers differ as a real model's would.
+DEMO_CONDITIONS = {"size_loss_per_halving": 0.06, "quality_loss_per_10": 0.015, "prompt_accuracy": {"*": -0.03},
+                   "image_tokens": "pixels"}
+IMAGE_TOKENS = ("bytes", "pixels")
+PROVIDER_KEYS = ("accuracy", "latency_s", "price", "quantization")
 
 # Simulated behaviour of the registry models. Prices are USD per unit (token, image, request), as in
 # OpenRouter's /v1/models. Accuracies differ per model (0.80-0.97) so runs show differences.
@@ -141,6 +147,27 @@ class SimConfig:
     empty_content: float = 0.0  # billed answer with content null (decisions: noul null)
     echo_auth: str | None = None  # one of ECHO_AUTH_MODES: echo the Authorization header back (a leaky server)
 
+    # --- conditions (hotdogbench's experiments, docs/experiments.md): how a variant changes the answers ----
+    # A variant is a request whose photo is a labelled photo re-encoded (found by its fingerprint: sim/variants.py),
+    # whose question is not the reference's, or that is routed to one of `providers`. The reference request
+    # never is one, so none of these settings changes a run without conditions.
+    size_loss_per_halving: float = 0.0  # accuracy lost per halving of the longest side (against the photo's own)
+    quality_loss_per_10: float = 0.0  # accuracy lost per 10 points of JPEG quality below quality_ref
+    quality_ref: int = 90
+    # accuracy change by question text: {exact text, or "*" for any text but the reference question: change}
+    prompt_accuracy: dict[str, float] = field(default_factory=dict)
+    # simulated providers a body may route to (provider.only / provider.order): {name: {"accuracy": change,
+    # "latency_s": median latency, "price": factor on the model's prices, "quantization": "fp8"}}; a body naming
+    # none of them gets OpenRouter's 404. Empty: provider objects are ignored, as before.
+    providers: dict[str, dict] = field(default_factory=dict)
+    # share of photos a variant answers with a fresh draw instead of the reference's (so a paired comparison
+    # sees photos gained as well as lost); decided per (seed, model, photo, variant)
+    variant_redraw: float = 0.1
+    # prompt tokens of the image: "bytes" (85 + bytes / 750 + text / 4 + 8, as before) or "pixels"
+    # (85 + ceil(width x height / pixels_per_token) + text / 4 + 8: a smaller photo costs fewer tokens)
+    image_tokens: str = "bytes"
+    pixels_per_token: float = 750.0
+
     def __post_init__(self) -> None:
         self.validate()
 
@@ -178,6 +205,7 @@ class SimConfig:
                                  f"level down: {{'*': {{'hot_dog': 0.9, 'default': 0.85}}}}")
         if not self.error_5xx_codes:
             raise ValueError("error_5xx_codes must not be empty")
+        self._validate_conditions()
         if self.max_in_flight is not None and self.max_in_flight < 0:
             raise ValueError("max_in_flight must be >= 0 or None")
         if self.rate_per_s is not None and self.rate_per_s < 0:
@@ -195,6 +223,34 @@ class SimConfig:
         if self.latency_s < 0 or self.latency_sigma < 0 or self.stall_s < 0 or self.retry_after_s < 0:
             raise ValueError("latency_s, latency_sigma, stall_s and retry_after_s must be >= 0")
 
+    def _validate_conditions(self) -> None:
+        for name in ("size_loss_per_halving", "quality_loss_per_10", "variant_redraw"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"{name} must be in [0, 1], not {getattr(self, name)!r}")
+        if isinstance(self.quality_ref, bool) or not isinstance(self.quality_ref, int) or \
+                not 1 <= self.quality_ref <= 100:
+            raise ValueError(f"quality_ref must be a whole number from 1 to 100, not {self.quality_ref!r}")
+        if self.image_tokens not in IMAGE_TOKENS:
+            raise ValueError(f"image_tokens must be one of {IMAGE_TOKENS}, not {self.image_tokens!r}")
+        if not self.pixels_per_token > 0:
+            raise ValueError(f"pixels_per_token must be above 0, not {self.pixels_per_token!r}")
+        if not isinstance(self.prompt_accuracy, dict):
+            raise ValueError("prompt_accuracy must be {question text or '*': accuracy change}")
+        for text, v in self.prompt_accuracy.items():
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not -1 <= v <= 1:
+                raise ValueError(f"prompt_accuracy[{text[:40]!r}] must be a number in [-1, 1], not {v!r}")
+        if not isinstance(self.providers, dict):
+            raise ValueError("providers must be {name: {accuracy, latency_s, price, quantization}}")
+        for name, p in self.providers.items():
+            if not isinstance(p, dict) or set(p) - set(PROVIDER_KEYS):
+                raise ValueError(f"providers[{name!r}] takes {', '.join(PROVIDER_KEYS)}, not {p!r}")
+            for k in ("accuracy", "latency_s", "price"):
+                v = p.get(k)
+                if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)
+                                      or (k != "accuracy" and v < 0) or (k == "accuracy" and not -1 <= v <= 1)):
+                    raise ValueError(f"providers[{name!r}].{k} must be a finite number"
+                                     f"{' in [-1, 1]' if k == 'accuracy' else ' >= 0'}, not {v!r}")
+
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "SimConfig":
         """Build from a plain dict (e.g. parsed from a CLI's --config JSON); unknown keys raise ValueError."""
@@ -210,7 +266,13 @@ class SimConfig:
 
 
 _NUMBERS = {"consistency", "fenced_rate", "noul_spread", "latency_s", "latency_sigma", "max_in_flight", "rate_per_s",
-            "burst", "retry_after_s", "credits_usd", "stall_s", *FAULTS}
+            "burst", "retry_after_s", "credits_usd", "stall_s", "size_loss_per_halving", "quality_loss_per_10",
+            "variant_redraw", "pixels_per_token", *FAULTS}
+
+
+def demo_config(conditions: bool = False) -> dict:
+    """The demo's simulator settings; with conditions, DEMO_CONDITIONS too."""
+    return {**DEMO_CONFIG, **(DEMO_CONDITIONS if conditions else {})}
 
 
 def profile_for(cfg: SimConfig, model: str) -> dict | None:

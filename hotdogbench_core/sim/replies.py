@@ -14,6 +14,7 @@ import time
 
 from ..protocol.endpoint import Asked, Endpoint, Reply
 from .config import SimConfig, accuracy_for, calibration_for, unanswered_for
+from .variants import Variant
 
 Labels = dict[str, tuple[bool, str | None]]  # sha256 hex of image bytes -> (is_hot_dog, category)
 
@@ -100,8 +101,8 @@ class Replies:
         return d
 
     def _verdict(self, cfg: SimConfig, rng: random.Random, prof: dict, model: str, digest: str,
-                 u: tuple) -> tuple[bool, float]:
-        """(says hot dog?, its confidence in that) for one request."""
+                 u: tuple, change: float = 0.0) -> tuple[bool, float]:
+        """(says hot dog?, its confidence in that) for one request; `change`: a variant's accuracy change."""
         uc, us = u[0], u[1]
         if cfg.consistency < 1.0 and rng.random() >= cfg.consistency:
             uc, us = rng.random(), rng.random()  # re-drawn for this request only
@@ -111,6 +112,8 @@ class Replies:
         else:
             truth, category = label
             acc = accuracy_for(cfg, prof, model, category)
+            if change:
+                acc = min(1.0, max(0.0, acc + change))
             right = uc < acc
             yes = bool(truth) if right else not truth
         t = calibration_for(cfg, model)
@@ -123,10 +126,20 @@ class Replies:
         return yes, stated_confidence(calibrated_confidence(acc, right, us), t)
 
     def reply(self, cfg: SimConfig, rng: random.Random, endpoint: Endpoint, asked: Asked, prof: dict, model: str,
-              digest: str, n_bytes: int, empty: bool) -> tuple[dict, float, bool]:
-        """(response body, cost, carries a verdict?) for one admitted request."""
+              digest: str, n_bytes: int, empty: bool, variant: Variant | None = None) -> tuple[dict, float, bool]:
+        """(response body, cost, carries a verdict?) for one admitted request. `variant`: what a condition's
+        request changed (sim/variants.py); its answers are drawn for the photo it shows."""
+        change = 0.0
+        if variant is not None:
+            digest = variant.original
         u = self.draws(cfg.seed, model, digest)
-        yes, p = self._verdict(cfg, rng, prof, model, digest, u)
+        if variant is not None and variant.changed:
+            change = accuracy_change(cfg, variant)
+            if cfg.variant_redraw:
+                v = self.draws(cfg.seed, f"{model}\x1f{variant.key}", digest)
+                if v[6] < cfg.variant_redraw:  # this photo, under this variant: an answer of its own
+                    u = (v[0], v[1], *u[2:])
+        yes, p = self._verdict(cfg, rng, prof, model, digest, u, change)
         reasoning = 0
         if prof["reasoning"] and asked.reasoning is not None:
             r = asked.reasoning
@@ -138,14 +151,38 @@ class Replies:
             if prof["reasoning"] and asked.max_tokens and u[3] < 0.5:
                 reasoning = asked.max_tokens  # reasoning ran out of tokens before any answer
             unanswered = "I cannot tell."
-        spec = Reply(id=self.next_id(), model=model, provider="simulator", verdict=yes, p=p,
-                     prompt_tokens=85 + n_bytes // 750 + asked.text_chars // 4 + 8, reasoning_tokens=reasoning,
+        image_tokens = n_bytes // 750
+        if cfg.image_tokens == "pixels" and variant is not None and variant.width and variant.height:
+            image_tokens = math.ceil(variant.width * variant.height / cfg.pixels_per_token)
+        provider = f"simulator:{variant.provider}" if variant is not None and variant.provider else "simulator"
+        factor = cfg.providers.get(variant.provider, {}).get("price", 1.0) if provider != "simulator" else 1.0
+        if factor is None:
+            factor = 1.0
+        spec = Reply(id=self.next_id(), model=model, provider=provider, verdict=yes, p=p,
+                     prompt_tokens=85 + image_tokens + asked.text_chars // 4 + 8, reasoning_tokens=reasoning,
                      unanswered=unanswered, fenced=u[4] < cfg.fenced_rate, empty=empty,
                      logprobs=bool(prof.get("logprobs", True)))
 
         def price(prompt: int, completion: int) -> float:
-            return prompt * prof["prompt"] + completion * prof["completion"] + prof["image"] + prof["request"]
+            return factor * (prompt * prof["prompt"] + completion * prof["completion"] + prof["image"]
+                             + prof["request"])
         resp, cost, answered = endpoint.reply(asked, spec, price)
         if not cfg.report_cost and isinstance(resp.get("usage"), dict):
             resp["usage"].pop("cost", None)  # billed all the same (stats.spent_usd), only not said
         return resp, cost, answered
+
+
+def accuracy_change(cfg: SimConfig, variant: Variant) -> float:
+    """How much a variant moves a model's accuracy: minus size_loss_per_halving per halving of the longest side,
+    minus quality_loss_per_10 per 10 JPEG quality points below quality_ref (re-encoded photos only), plus the
+    question's prompt_accuracy, plus the provider's accuracy."""
+    change = 0.0
+    if variant.scale < 1.0:
+        change -= cfg.size_loss_per_halving * math.log2(1.0 / variant.scale)
+    if variant.quality is not None and variant.quality < cfg.quality_ref:
+        change -= cfg.quality_loss_per_10 * (cfg.quality_ref - variant.quality) / 10
+    if variant.prompt is not None:
+        change += cfg.prompt_accuracy.get(variant.prompt, cfg.prompt_accuracy.get("*", 0.0))
+    if variant.provider is not None:
+        change += cfg.providers.get(variant.provider, {}).get("accuracy") or 0.0
+    return change

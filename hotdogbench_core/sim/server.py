@@ -21,6 +21,7 @@ from ..protocol.endpoints import BY_PATH
 from .config import FAULTS, MODEL_PROFILES, SimConfig, profile_for
 from .counters import CLIENT_GONE, DROPPED, SimStats
 from .replies import Labels, Replies
+from .variants import REFERENCE_TEXTS, PhotoIndex, Variant, look, provider_names, question_text
 
 MODELS_PATH = "/v1/models"
 _5XX = {500: "Internal Server Error", 502: "Provider returned error",
@@ -56,6 +57,22 @@ def _secs(x: float) -> str:
     return f"{math.ceil(x * 1000) / 1000:.3f}"
 
 
+def _decoded(b64) -> bytes:
+    try:
+        return base64.b64decode(b64)
+    except (binascii.Error, ValueError):
+        return b""
+
+
+def _latency(cfg: SimConfig, variant: Variant | None) -> float:
+    """The median latency: the provider's, when a variant is routed to one that has its own."""
+    if variant is not None and variant.provider is not None:
+        own = cfg.providers.get(variant.provider, {}).get("latency_s")
+        if own is not None:
+            return own
+    return cfg.latency_s
+
+
 def _parse(raw: bytes) -> tuple[Any, bytes | None]:
     """json.loads(raw), but with the first base64 data-URL payload cut out and returned as bytes, so the
     big string isn't scanned by the JSON parser (the hot path). As the payload has no quote or backslash
@@ -79,6 +96,8 @@ class SimCore:
     def __init__(self, config: SimConfig, labels: Labels | None, api_key: str | None):
         self.config = config
         self.replies = Replies(labels)
+        self.index = PhotoIndex(getattr(labels, "source", None))  # finds the labelled photo a variant shows
+        self._seen: dict[str, object] = {}  # digest -> what was seen of it (image_tokens "pixels")
         self.api_key = api_key
         self.stats = SimStats()
         self._rng_seed = config.seed
@@ -97,6 +116,7 @@ class SimCore:
     @labels.setter
     def labels(self, labels: Labels) -> None:
         self.replies.labels = dict(labels)
+        self.index = PhotoIndex(getattr(labels, "source", None))
 
     def image_digest(self, b64: str | bytes) -> tuple[str, int] | None:
         """(sha256 hex, byte count) of a base64 payload, or None if it isn't valid non-empty base64. Cached by
@@ -230,11 +250,11 @@ class SimCore:
         read = self._read(endpoint, request, raw, cfg, t)
         if isinstance(read, web.Response):
             return read
-        model, prof, asked, digest, n_bytes = read
+        model, prof, asked, digest, n_bytes, variant = read
         refused = self._check_caps(cfg, digest, t, model)
         if refused is not None:
             return refused
-        return await self._serve(cfg, endpoint, request, asked, model, prof, digest, n_bytes, t)
+        return await self._serve(cfg, endpoint, request, asked, model, prof, digest, n_bytes, t, variant)
 
     def _read(self, endpoint: Endpoint, request: web.BaseRequest, raw: bytes, cfg: SimConfig, t: float):
         """(model, profile, what was asked, image digest, image bytes), or the 4xx response that refuses it."""
@@ -270,7 +290,44 @@ class SimCore:
                 found = self.image_digest(payload if payload is not None and not b64 else b64)
         if found is None:
             return self._reject(None, t, 400, "image_url must be a non-empty base64 data: URL")
-        return model, prof, asked, *found
+        variant = self._variant(cfg, body, found[0], payload if payload is not None and not b64 else b64)
+        if isinstance(variant, str):
+            return self._reject(found[0], t, 404, variant)
+        return model, prof, asked, *found, variant
+
+    def _variant(self, cfg: SimConfig, body: dict, digest: str, b64) -> Variant | str | None:
+        """What a condition's request changed (None: nothing, the reference request), or the 404 message of a
+        provider routing no simulated provider serves."""
+        text = question_text(body)
+        prompt = None if text is None or text in REFERENCE_TEXTS else text
+        provider = None
+        if cfg.providers:
+            names, quants = provider_names(body)
+            if names:
+                ok = [n for n in names if n in cfg.providers and
+                      (quants is None or cfg.providers[n].get("quantization") in quants)]
+                if not ok:
+                    return "No allowed providers are available for the selected model."
+                provider = ok[0]
+        original, seen, scale, quality = digest, None, 1.0, None
+        if digest not in self.replies.labels and self.index.source is not None:
+            found = self.index.match(digest, _decoded(b64))
+            if found is not None:
+                original, seen = found
+                photo = self.index.original(original)
+                scale = min(1.0, max(seen.width, seen.height) / max(photo.width, photo.height))
+                quality = seen.quality
+        if seen is None and cfg.image_tokens == "pixels":
+            seen = self._seen.get(digest)
+            if seen is None:
+                seen = look(_decoded(b64))
+                if len(self._seen) >= 20_000:
+                    self._seen.clear()
+                self._seen[digest] = seen
+        if original == digest and prompt is None and provider is None and seen is None:
+            return None
+        return Variant(original, seen.width if seen else None, seen.height if seen else None, scale, quality,
+                       prompt, provider)
 
     def _check_caps(self, cfg: SimConfig, digest: str, t: float, model: str = "*") -> web.Response | None:
         """The refusal of a request over a cap (credits, in flight, fixed window, token bucket), or None."""
@@ -310,7 +367,7 @@ class SimCore:
                 r -= p
         return None
 
-    async def _serve(self, cfg, endpoint: Endpoint, request, asked, model, prof, digest, n_bytes, t):
+    async def _serve(self, cfg, endpoint: Endpoint, request, asked, model, prof, digest, n_bytes, t, variant=None):
         fault = self._draw_fault(cfg)
         if cfg.echo_auth == "error":  # a leaky server: the caller's credentials back in an error body
             auth = request.headers.get("Authorization", "")
@@ -326,8 +383,8 @@ class SimCore:
         try:
             if fault == "stall":
                 delay = cfg.stall_s
-            elif cfg.latency_s > 0:
-                delay = rng.lognormvariate(math.log(cfg.latency_s), cfg.latency_sigma)
+            elif (median := _latency(cfg, variant)) > 0:
+                delay = rng.lognormvariate(math.log(median), cfg.latency_sigma)
             else:
                 delay = 0.0
             if delay > 0:
@@ -349,7 +406,7 @@ class SimCore:
                 status = 200
                 return _json({"id": endpoint.id_prefix + self.replies.next_id()})
             resp, c, ok = self.replies.reply(cfg, rng, endpoint, asked, prof, model, digest, n_bytes,
-                                             empty=fault == "empty_content")
+                                             empty=fault == "empty_content", variant=variant)
             status = 200
             if cfg.echo_auth in ("answer", "answer_cut"):
                 _echo_in_answer(resp, request.headers.get("Authorization", ""), cfg.echo_auth == "answer_cut")

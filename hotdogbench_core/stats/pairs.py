@@ -11,6 +11,8 @@ from ..store.journal import read_journal
 from ..store.results import Result
 from ..store.rundir import RunDir, write_json
 from . import proportions as stats
+from ..protocol.conditions import REFERENCE
+from .conditions import arm_pairs
 from .measures import pair_measures
 
 
@@ -45,8 +47,10 @@ def pair_stats(a: str, b: str, results_a: list[Result], results_b: list[Result])
     return {**out, **pair_measures(a, b, results_a, results_b, out["accuracy_diff_ci95"])}
 
 
-def compute_pairs(run_dir: Path | str, models: list[str] | None = None) -> list[dict]:
-    """Every pair (a, b) of the run's models, a before b in run order, from the journals.
+def compute_pairs(run_dir: Path | str, models: list[str] | None = None,
+                  arms: list[tuple[str, str]] | None = None) -> list[dict]:
+    """Every pair (a, b) of the run's models, a before b in run order, from the journals; in a run with
+    conditions (arms: its (model, condition) order) then the pairs of stats/conditions.arm_pairs.
 
     A pair whose journals name different dataset digests is left out: their photo ids don't match.
     """
@@ -60,9 +64,20 @@ def compute_pairs(run_dir: Path | str, models: list[str] | None = None) -> list[
         if da != db:
             continue
         out.append(pair_stats(a, b, list(states[a].results.values()), list(states[b].results.values())))
-    return out
+    return out + _condition_pairs(rd, arms)
 
 
-def write_pairs(run_dir: Path | str, models: list[str] | None = None) -> Path:
+def _condition_pairs(rd: RunDir, first: list[tuple[str, str]] | None) -> list[dict]:
+    paths = rd.arms()
+    if all(c == REFERENCE for _, c in paths):
+        return []  # a run without conditions: pairs.json as it always was
+    order = rd.arm_order(first)
+    states = {arm: read_journal(paths[arm]) for arm in order}
+    return arm_pairs(order, {arm: list(st.results.values()) for arm, st in states.items()},
+                     {arm: (st.header or {}).get("dataset_sha256") for arm, st in states.items()}, pair_stats)
+
+
+def write_pairs(run_dir: Path | str, models: list[str] | None = None,
+                arms: list[tuple[str, str]] | None = None) -> Path:
     """OUT/RUN/pairs.json: a list of compute_pairs' objects ([] with fewer than two models)."""
-    return write_json(RunDir.at(run_dir).pairs, compute_pairs(run_dir, models))
+    return write_json(RunDir.at(run_dir).pairs, compute_pairs(run_dir, models, arms))

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from .conditioned import ConditionResult
 from .results import Result
 
 FSYNC_EVERY_S = 1.0
@@ -243,7 +244,7 @@ _RESULT_TYPES = {"id": int, "repeat": int, "category": str, "is_hot_dog": bool}
 _KIND_NAMES = {int: "a whole number", str: "a text", bool: "true/false"}
 
 
-def _result(obj: dict, path: Path, n: int) -> Result:
+def _result(obj: dict, path: Path, n: int, cls: type[Result] = Result) -> Result:
     for key, kind in _RESULT_TYPES.items():
         if key == "repeat" and key not in obj:
             continue
@@ -257,7 +258,7 @@ def _result(obj: dict, path: Path, n: int) -> Result:
         raise JournalError(f"{path}: line {n}: a result whose p_hot_dog is {json.dumps(p)[:40]}, not a probability "
                            f"in [0, 1] or null{_DAMAGED}")
     try:
-        return Result.from_json(obj)
+        return cls.from_json(obj)
     except (TypeError, ValueError) as e:
         raise JournalError(f"{path}: line {n}: a result that cannot be read ({e}){_DAMAGED}") from None
 
@@ -286,7 +287,8 @@ def read_journal(path: Path) -> JournalState:
             raise JournalError(f"{path}: line {n} is a JSON {type(obj).__name__}, not an object{_DAMAGED}")
         kind = obj.pop("type", None)
         if kind == "result":
-            res = _result(obj, path, n)
+            # a condition's journal (its header names the condition) holds what was sent as well
+            res = _result(obj, path, n, ConditionResult if (state.header or {}).get("condition") else Result)
             state.results[res.key] = res
             if open_session is not None and isinstance(obj.get("at"), (int, float)):
                 open_session["last"] = obj["at"]

@@ -20,6 +20,7 @@ from .._version import __version__
 from ..protocol.chat import MAX_TOKENS, QUESTION, SCHEMA
 from ..protocol.decisions import INSTRUCTIONS as DECISIONS_INSTRUCTIONS
 from ..protocol.request import request_for
+from ..protocol.transform import describe_transform
 from .redact import public_url
 from .rundir import RunDir, write_json
 
@@ -103,14 +104,30 @@ def _write(run_dir: Path | str, manifest: dict) -> Path:
     return write_json(RunDir.at(run_dir).manifest, manifest)
 
 
+def condition_info(conditions: list, models: list[str], base_url: str, settings: Any) -> dict:
+    """For each condition: its spec (and as written), its image transform, and for each model the request
+    settings a resume must match and the exact body (the image a placeholder)."""
+    out = {}
+    for c in conditions:
+        bodies = {}
+        for m in models:
+            request = settings.request(m, c) if hasattr(settings, "request") else \
+                request_for(m, getattr(settings, "dialect", "openrouter"), c)
+            bodies[m] = {"url": base_url + request.path, "request": request.settings(), "body": request.template()}
+        out[c.name] = {"spec": c.spec(), "text": c.text(), "transform": describe_transform(c.px, c.q),
+                       "models": bodies}
+    return out
+
+
 def start_manifest(run_dir: Path | str, dataset: Any, settings: Any, models: list[str], *, limiter: Any = None,
                    extra_settings: dict | None = None, statistics: dict | None = None,
-                   now: Callable[[], str] = _now) -> Path:
-    """Write manifest.json as a session starts (keeping an earlier session's start time and models).
+                   now: Callable[[], str] = _now, conditions: list | None = None) -> Path:
+    """Write manifest.json as a session starts (keeping an earlier session's start time, models and conditions).
 
     extra_settings: session settings that are not RunSettings (e.g. max_cost_usd), added to "settings";
     statistics: what the measures are computed with (bootstrap resamples and seed, ECE bins, power), written
-    as "statistics" after the other keys."""
+    as "statistics" after the other keys; conditions: the run's conditions (None: a plain run, and no
+    "conditions" key unless an earlier session of the run wrote one)."""
     old = read_manifest(run_dir) or {}
     git = git_info()
     started = now()
@@ -147,6 +164,7 @@ def start_manifest(run_dir: Path | str, dataset: Any, settings: Any, models: lis
         "settings": public,
         "limiter": limiter_settings(settings, limiter),
         "models": model_info,
+        **_conditions_key(old, conditions, models, base_url, settings),
         "outcomes": dict(old.get("outcomes") or {}),
         "sessions": list(old.get("sessions") or []) + [
             {"started_at": started, "ended_at": None, "models": list(models), "hotdogbench_version": __version__,
@@ -155,6 +173,16 @@ def start_manifest(run_dir: Path | str, dataset: Any, settings: Any, models: lis
     if statistics is not None:
         manifest["statistics"] = statistics
     return _write(run_dir, manifest)
+
+
+def _conditions_key(old: dict, conditions: list | None, models: list[str], base_url: str, settings: Any) -> dict:
+    known = dict(old.get("conditions") or {})
+    if conditions:
+        for name, info in condition_info(conditions, models, base_url, settings).items():
+            if name in known and known[name].get("spec") == info["spec"]:
+                info["models"] = {**(known[name].get("models") or {}), **info["models"]}
+            known[name] = info
+    return {"conditions": known} if known else {}
 
 
 def model_outcome(run: Any, summary: dict | None) -> dict:

@@ -70,21 +70,23 @@ PARQUET_SCHEMA = {
 }
 
 
-def results_frame(results: list[Result]) -> pl.DataFrame:
+def results_frame(results: list[Result], schema: dict | None = None) -> pl.DataFrame:
+    """One row per result; `schema` (default PARQUET_SCHEMA) names the columns, e.g. a condition's."""
+    schema = schema or PARQUET_SCHEMA
     rows = []
     for r in results:
         d = r.to_json()
         d["retries"] = ",".join(d["retries"])
         rows.append(d)
-    return pl.DataFrame(rows, schema=PARQUET_SCHEMA, orient="row" if not rows else None)
+    return pl.DataFrame(rows, schema=schema, orient="row" if not rows else None)
 
 
-def write_results_parquet(results: list[Result], path: Path) -> Path:
+def write_results_parquet(results: list[Result], path: Path, schema: dict | None = None) -> Path:
     """Written whole or not at all (temp file, rename); a failed write is an OSError naming the path (the bytes
     are made in memory first: polars reports a full disk as a parquet format error)."""
     from .rundir import write_atomic
 
     buf = io.BytesIO()
-    results_frame(sorted(results, key=lambda r: r.key)).write_parquet(buf)
+    results_frame(sorted(results, key=lambda r: r.key), schema).write_parquet(buf)
     write_atomic(Path(path), buf.getvalue())
     return path

@@ -3,8 +3,10 @@
     OUT/RUN/
       journal/<stem>.jsonl     append-only journal per model (the source of truth)
       <stem>.parquet           one row per photo (per repeat), rebuilt from the journal
-      summary.json             a list, one object per model
-      pairs.json               every pair of models, paired tests
+      journal/<stem>@<condition>.jsonl, <stem>@<condition>.parquet
+                               the same for a model under a condition other than the reference
+      summary.json             a list, one object per model (per model and condition)
+      pairs.json               every pair of models (and of a model's conditions), paired tests
       agreement.json           all the run's models together: Fleiss' kappa, the photos every model got wrong
       manifest.json            what was run: versions, settings, bodies, sessions
       report_offline.html      the self-contained report
@@ -12,8 +14,11 @@
 
 A model id becomes a file stem one-to-one: an ordinary id keeps the reference's name (`/` as `__`); any other
 id (one with `__`, `_` beside `/`, characters outside [A-Za-z0-9._:-], or too long for a file name) gets a
-readable prefix and a digest of the whole id, marked by `~`, which no ordinary stem contains. Run names are
-single path components, so no run writes outside OUT.
+readable prefix and a digest of the whole id, marked by `~`, which no ordinary stem contains. A condition's
+files add `@<condition name>`: no model stem holds an `@` and no condition name does either, so (model,
+condition) maps to a file one to one as well, and the reference condition keeps the plain stem (a run without
+conditions, or from before them, is a run of the reference alone). Run names are single path components, so
+no run writes outside OUT.
 """
 from __future__ import annotations
 
@@ -24,6 +29,7 @@ import re
 from pathlib import Path
 
 from ..errors import FieldError
+from ..protocol.conditions import REFERENCE
 
 STEM_BYTES = 200  # a stem plus ".parquet.tmp" stays far under the 255-byte file name limit of common file systems
 _ORDINARY = re.compile(r"[A-Za-z0-9.:\-]+(?:_[A-Za-z0-9.:\-]+)*(?:/[A-Za-z0-9.:\-]+(?:_[A-Za-z0-9.:\-]+)*)*")
@@ -39,9 +45,23 @@ def model_stem(model: str) -> str:
     """The file stem of a model id: injective (no two ids share a file) and within the file name limit."""
     if _ORDINARY.fullmatch(model) and not model.startswith(".") and len(model.encode()) <= STEM_BYTES:
         return model.replace("/", "__")
+    return _digest_stem(model)
+
+
+def _digest_stem(model: str) -> str:
     digest = hashlib.sha256(model.encode()).hexdigest()[:16]
     readable = re.sub(r"[^A-Za-z0-9.\-]+", "_", model).strip("._")[:60]
     return f"{readable}~{digest}"
+
+
+def arm_stem(model: str, condition: str | None = None) -> str:
+    """The file stem of a model under a condition: the model's own for the reference, else `<stem>@<name>`."""
+    stem = model_stem(model)
+    if condition in (None, REFERENCE):
+        return stem
+    if len(stem.encode()) + 1 + len(condition) > STEM_BYTES:  # a long id: its digest form leaves room
+        stem = _digest_stem(model)
+    return f"{stem}@{condition}"
 
 
 def check_run_name(name: str) -> str:
@@ -161,26 +181,34 @@ class RunDir:
     def journal_dir(self) -> Path:
         return self.path / self.JOURNALS
 
-    def journal(self, model: str) -> Path:
-        return self.journal_dir / f"{model_stem(model)}.jsonl"
+    def journal(self, model: str, condition: str | None = None) -> Path:
+        return self.journal_dir / f"{arm_stem(model, condition)}.jsonl"
 
-    def results(self, model: str) -> Path:
-        return self.path / f"{model_stem(model)}.parquet"
+    def results(self, model: str, condition: str | None = None) -> Path:
+        return self.path / f"{arm_stem(model, condition)}.parquet"
 
     # -- what the folder holds -------------------------------------------------------------------------------
     def has_results(self) -> bool:
         return self.journal_dir.is_dir() and any(self.journal_dir.glob("*.jsonl"))
 
-    def journals(self) -> dict[str, Path]:
-        """model -> journal path, for every journal in the run with a header naming its model."""
+    def arms(self) -> dict[tuple[str, str], Path]:
+        """(model, condition name) -> journal path, for every journal with a header naming its model (a header
+        without a condition is the reference's)."""
         from .journal import read_header
 
         out = {}
         for path in sorted(self.journal_dir.glob("*.jsonl")):
-            model = (read_header(path) or {}).get("model")
-            if model:
-                out[model] = path
+            header = read_header(path) or {}
+            model, cond = header.get("model"), header.get("condition")
+            name = cond.get("name") if isinstance(cond, dict) else None
+            if model and (cond is None or isinstance(name, str)):
+                out[(model, name or REFERENCE)] = path
         return out
+
+    def journals(self) -> dict[str, Path]:
+        """model -> journal path, for every journal of the reference condition (every journal of a run without
+        conditions)."""
+        return {m: p for (m, c), p in self.arms().items() if c == REFERENCE}
 
     def summaries(self) -> list[dict] | None:
         """summary.json's list, or None when it is missing or not a list of objects with a model."""
@@ -192,6 +220,16 @@ class RunDir:
                                                  for s in data):
             return None
         return data
+
+    def arm_order(self, first: list[tuple[str, str]] | None = None) -> list[tuple[str, str]]:
+        """The run's (model, condition) pairs with a journal: `first` in its order, then summary.json's, then by
+        name."""
+        have = self.arms()
+        listed = [(s["model"], s["condition"] if isinstance(s.get("condition"), str) else REFERENCE)
+                  for s in self.summaries() or []]
+        order = list(first or []) + listed + sorted(have)
+        seen: set = set()
+        return [a for a in order if a in have and not (a in seen or seen.add(a))]
 
     def models(self, first: list[str] | None = None) -> list[str]:
         """The run's models (those with a journal): `first` in its order, then summary.json's, then by name."""

@@ -75,8 +75,8 @@ class LiveRun:
 
     # -- callbacks for run_models -------------------------------------------------------------------------
     def on_model(self, run: ModelRun) -> None:
-        self._runs[run.model] = run
-        live = self.models.setdefault(run.model, ModelLive(run.model, run.total))
+        self._runs[run.arm] = run  # the model id, or model@condition under a condition (as events name it)
+        live = self.models.setdefault(run.arm, ModelLive(run.arm, run.total))
         live.total, live.limit = run.total, run.limiter.limit
 
     def on_event(self, event: Event) -> None:

@@ -15,7 +15,8 @@ with app.setup(hide_code=True):
     from hotdogbench_core.report import charts, tables
 
     from hotdogbench_core.ui import notebook as nbargs
-    from hotdogbench_core.report.estimate import (ESTIMATE, PricingUnavailable, describe_total, estimate_costs,
+    from hotdogbench_core.report.estimate import (ESTIMATE, ESTIMATE_BY_CONDITION, PricingUnavailable,
+                                                  describe_total, estimate_costs, past_condition_tokens,
                                                   past_tokens, pricing_for)
     from hotdogbench_core.report.gallery import thumb_strip_html
     from hotdogbench_core.run.keys import find_key, mask
@@ -142,24 +143,30 @@ def _(args):
     resume_box = mo.ui.checkbox(label="Resume: finish an interrupted run of this name")
     budget_box = mo.ui.number(start=0, stop=100000, step=0.5, value=args.max_cost_usd or 0,
                               label="Budget, USD (0: none)")
+    conditions_box = mo.ui.text_area(placeholder=nbargs.CONDITIONS_PLACEHOLDER, label="Conditions (optional)",
+                                     full_width=True)
     mo.vstack([mo.md("## 4. Run settings"), mo.hstack([start_conc, max_conc, run_name], justify="start"),
                mo.hstack([budget_box, resume_box], justify="start"),
                mo.md(f"Results go to `{args.out}/<run name>/`. With a budget, no request is sent once what was "
-                     "spent plus what is in flight could pass it; the run stops and can be resumed.")])
-    return budget_box, max_conc, resume_box, run_name, start_conc
+                     "spent plus what is in flight could pass it; the run stops and can be resumed."),
+               mo.accordion({"Conditions: image size, JPEG quality, question, provider": mo.vstack(
+                   [mo.md(nbargs.CONDITIONS_HELP), conditions_box])})])
+    return budget_box, conditions_box, max_conc, resume_box, run_name, start_conc
 
 
 @app.cell(hide_code=True)
-def _(args, base_url_box, budget_box, chosen, dataset, max_conc, models_error, resume_box, run_name, sim_knobs,
-      start_conc, target):
+def _(args, base_url_box, budget_box, chosen, conditions_box, dataset, max_conc, models_error, resume_box, run_name,
+      sim_knobs, start_conc, target):
     try:
         if dataset is None:
             raise ValueError("choose a photo table first")
         if models_error:
             raise ValueError(models_error)
+        _conditions = nbargs.condition_lines(conditions_box.value)
         plan = plan_run(models=chosen, dataset=dataset, target=target.value, out=args.out,
                         run_name=run_name.value.strip(), base_url=base_url_box.value.strip() or None,
-                        sim_config=nbargs.sim_config(sim_knobs.value) if target.value == "simulator" else None,
+                        sim_config=nbargs.sim_config(sim_knobs.value, bool(_conditions))
+                        if target.value == "simulator" else None, conditions=_conditions,
                         start_concurrency=int(start_conc.value), max_concurrency=int(max_conc.value),
                         resume=resume_box.value, max_cost_usd=float(budget_box.value or 0) or None)
         plan_error = None
@@ -176,18 +183,22 @@ def _(args, plan, plan_error):
         _note = ""
     except PricingUnavailable as _e:
         _prices, _note = {}, f" ({_e})"
-    _past = past_tokens(args.out, "http://127.0.0.1" if plan.target == "simulator" else plan.endpoint())
-    costs = estimate_costs(plan.models, plan.requests_per_model, _prices, _past)
+    _where = "http://127.0.0.1" if plan.target == "simulator" else plan.endpoint()
+    _past = past_tokens(args.out, _where)
+    costs = estimate_costs(plan.models, plan.requests_per_model, _prices, _past, conditions=plan.conditions,
+                           dataset=plan.dataset,
+                           past_conditions=past_condition_tokens(args.out, _where) if plan.conditions else None)
     mo.vstack([mo.md(f"## 5. Estimated cost\n**{describe_total(costs)}**{_note}. Tokens per photo are guesses "
                      "(a past run's average where there is one); prices from `/v1/models`."),
-               table(costs, ESTIMATE)])
+               table(costs, ESTIMATE_BY_CONDITION if plan.conditions else ESTIMATE)])
     return
 
 
 @app.cell(hide_code=True)
 def _(plan):
     run_button = mo.ui.run_button(label="Run", kind="success", disabled=plan is None)
-    _what = (f"{plan.requests_per_model} photos × {len(plan.models)} model(s) → `{plan.run_dir}` "
+    _conds = f" × {len(plan.conditions)} condition(s)" if plan is not None and plan.conditions else ""
+    _what = (f"{plan.requests_per_model} photos × {len(plan.models)} model(s){_conds} → `{plan.run_dir}` "
              f"via {plan.endpoint()}") if plan is not None else "fix the settings above first"
     mo.vstack([mo.md("## 6. Run"), mo.hstack([run_button, mo.md(_what)], justify="start")])
     return (run_button,)
@@ -204,12 +215,12 @@ def live_panel(live):
 async def _(args, plan, run_button):
     mo.stop(not (run_button.value or args.go), mo.md("_Nothing has been sent. Press **Run** to start._"))
     mo.stop(plan is None, mo.md("_Not started: the settings above need fixing._"))
-    live = LiveRun(plan.models, plan.requests_per_model)
+    live = LiveRun(plan.labels, plan.requests_per_model)
     _stack = contextlib.ExitStack()
     _bars = {m: _stack.enter_context(mo.status.progress_bar(total=plan.requests_per_model, title=m,
                                                              subtitle="waiting", show_rate=False, show_eta=False))
-             for m in plan.models}
-    _shown = dict.fromkeys(plan.models, 0)
+             for m in plan.labels}
+    _shown = dict.fromkeys(plan.labels, 0)
     mo.output.append(live_panel(live))
     _task = asyncio.ensure_future(run_plan(plan, on_event=live.on_event, on_model=live.on_model))
     try:
@@ -220,7 +231,7 @@ async def _(args, plan, run_button):
                 _st = live.models[_m]
                 _bar.update(increment=_st.done - _shown[_m], subtitle=_st.subtitle(live.clock()))
                 _shown[_m] = _st.done
-            mo.output.replace_at_index(live_panel(live), len(plan.models))
+            mo.output.replace_at_index(live_panel(live), len(plan.labels))
             if _finished:
                 break
     finally:

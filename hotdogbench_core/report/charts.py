@@ -190,3 +190,37 @@ def error_overlap_matrix(agree: pl.DataFrame, title: str = "Error consistency (k
                alt.Tooltip("independent:Q", format=".1%", title="if independent"),
                alt.Tooltip("ratio:Q", format=".2f", title="ratio"), "photos"]
     return _matrix(agree, "error_consistency", title, ".2f", [-1, 1], "purpleorange", tooltip)
+
+
+def conditions_cost_accuracy(cond: pl.DataFrame, title: str = "Cost against accuracy, by condition"
+                             ) -> alt.Chart | None:
+    """One panel per model: its conditions by USD per photo and accuracy (with the 95% interval), the
+    cost-accuracy frontier drawn through the conditions on it (filled), the others hollow."""
+    df = cond.filter(pl.col("accuracy").is_not_null() & pl.col("usd_per_photo").is_not_null()) \
+        if cond.height else cond
+    if not df.height:
+        return None
+    df = df.with_columns(on_frontier=pl.when(pl.col("frontier")).then(pl.lit("on the frontier"))
+                         .otherwise(pl.lit("dominated")))
+    x = alt.X("usd_per_photo:Q", title="USD per photo", scale=alt.Scale(zero=False), axis=alt.Axis(format="$.2g"))
+    y = alt.Y("accuracy:Q", axis=alt.Axis(format="%"), scale=alt.Scale(zero=False), title="accuracy")
+    base = alt.Chart().encode(x=x, y=y)
+    tooltip = ["condition", "spec", alt.Tooltip("accuracy:Q", format=".1%"),
+               alt.Tooltip("usd_per_photo:Q", format="$.4g", title="USD per photo"),
+               alt.Tooltip("prompt_tokens_per_photo:Q", format=".1f", title="prompt tokens per photo"),
+               alt.Tooltip("vs_reference:Q", format="+.1%", title="minus the reference"),
+               alt.Tooltip("mcnemar_p:Q", format=".3g", title="McNemar p"), "on_frontier"]
+    layers = []
+    if _has(df, "accuracy_lo", "accuracy_hi"):
+        layers.append(base.mark_rule(color="#adb5bd").encode(y=alt.Y("accuracy_lo:Q", title="accuracy"),
+                                                             y2=alt.Y2("accuracy_hi:Q")))
+    layers.append(base.mark_line(color="#2b8a3e", strokeDash=[4, 3]).encode(order="usd_per_photo:Q")
+                  .transform_filter(alt.datum.frontier))
+    layers.append(base.mark_point(size=90, strokeWidth=2).encode(
+        color=alt.Color("condition:N", title="condition"),
+        fill=alt.condition(alt.datum.frontier, alt.Color("condition:N", legend=None), alt.value("white")),
+        tooltip=tooltip))
+    layers.append(base.mark_text(align="left", dx=7, fontSize=10).encode(text="condition:N"))
+    return alt.layer(*layers, data=df).properties(width=260, height=200).facet(
+        facet=alt.Facet("label:N", title=None), columns=2).resolve_scale(x="independent", y="independent") \
+        .properties(title=alt.TitleParams(title, subtitle="filled: on the model's cost-accuracy frontier (dashed)"))

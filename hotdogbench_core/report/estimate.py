@@ -2,6 +2,14 @@
 
 Token counts are guesses: a model's own average from the newest earlier run under OUT when there is one,
 otherwise a round default for one photo and the question. The estimate says which it used.
+
+Under a condition (estimate_costs(..., conditions=...)) the reference guess is split into the question's tokens
+(its characters / 4, plus 8 for the message around it) and the image's (the rest), and the image's part is
+scaled by the pixels the condition sends over the pixels of the photos as they are (the mean of width x height
+over up to PIXEL_SAMPLE photos of the table, each scaled to the condition's longest side): image tokens are
+taken to be linear in pixels, as Anthropic prices them (about width x height / 750); providers that count
+fixed tiles or cap the size will differ. JPEG quality changes bytes, not pixels, so it changes no token; a
+reworded question changes the question's part; provider routing changes neither (its price is the model's).
 """
 from __future__ import annotations
 
@@ -11,7 +19,10 @@ from pathlib import Path
 import httpx
 import polars as pl
 
+from ..protocol.chat import QUESTION
+from ..protocol.decisions import INSTRUCTIONS
 from ..protocol.models import model_spec
+from ..protocol.transform import image_size
 from ..run.settings import DEFAULT_BASE_URL, is_loopback, url_with_path
 from ..sim.app import Simulator
 from ..store.journal import read_journal
@@ -23,6 +34,8 @@ PRICE_KEYS = ("prompt", "completion", "image", "request")  # USD per token / ima
 DEFAULT_PROMPT_TOKENS = 1000  # one photo plus the question, order of magnitude for real vision models
 DEFAULT_COMPLETION_TOKENS = 12  # {"hot_dog": true}
 REASONING_GUESS = 64  # extra completion tokens a minimal-effort reasoning model may spend
+PIXEL_SAMPLE = 256  # photos read to learn a table's pixels per photo under each condition
+MESSAGE_TOKENS = 8  # the message around the question, in a chat request
 
 
 class PricingUnavailable(RuntimeError):
@@ -97,8 +110,8 @@ def _endpoint_kind(base_url: str | None) -> str | None:
     return "loopback" if is_loopback(base_url) else httpx.URL(base_url).host
 
 
-def _run_endpoint(rundir: RunDir, model: str) -> str | None:
-    sessions = read_journal(rundir.journal(model)).sessions
+def _run_endpoint(rundir: RunDir, model: str, condition: str | None = None) -> str | None:
+    sessions = read_journal(rundir.journal(model, condition)).sessions
     return _endpoint_kind((sessions[-1].get("settings") or {}).get("base_url")) if sessions else None
 
 
@@ -127,6 +140,37 @@ def past_tokens(out: str | Path, base_url: str | None = None) -> dict[str, Token
     return found
 
 
+def past_condition_tokens(out: str | Path, base_url: str | None = None) -> dict[tuple[str, dict], TokenGuess]:
+    """Per (model, condition spec as JSON), the average tokens per answered photo in the newest run under OUT
+    that ran the model under a condition of that spec (by spec, not name: names are each run's own)."""
+    import json
+
+    want = _endpoint_kind(base_url)
+    found: dict = {}
+    for name in list_runs(out):
+        rundir = RunDir(out, name)
+        for s in rundir.summaries() or []:
+            spec = s.get("condition_spec")
+            if not isinstance(spec, dict) or not isinstance(s.get("condition"), str):
+                continue
+            key = (s["model"], json.dumps(spec, sort_keys=True))
+            path = rundir.results(s["model"], s["condition"])
+            if key in found or not path.is_file():
+                continue
+            if want is not None and _run_endpoint(rundir, s["model"], s["condition"]) != want:
+                continue
+            try:
+                frame = pl.read_parquet(path, columns=["prompt_tokens", "completion_tokens"])
+            except (OSError, pl.exceptions.PolarsError):
+                continue
+            answered = frame.filter(pl.col("prompt_tokens").is_not_null())
+            if answered.height:
+                found[key] = TokenGuess(float(answered["prompt_tokens"].mean()),
+                                        float(answered["completion_tokens"].fill_null(0).mean()),
+                                        f"run {name}, same condition")
+    return found
+
+
 def guess_tokens(model: str, past: dict[str, TokenGuess] | None = None) -> TokenGuess:
     if past and model in past:
         return past[model]
@@ -142,8 +186,13 @@ ESTIMATE = (Col("model", "model", "text"), Col("requests", "requests", "count"),
 
 
 def estimate_costs(models: list[str], requests_per_model: int, pricing: dict[str, dict[str, float]],
-                   past: dict[str, TokenGuess] | None = None) -> pl.DataFrame:
-    """One row per model: the tokens assumed, USD per photo and in all; cost_usd is null where no price is known."""
+                   past: dict[str, TokenGuess] | None = None, *, conditions=None, dataset=None,
+                   past_conditions: dict | None = None) -> pl.DataFrame:
+    """One row per model: the tokens assumed, USD per photo and in all; cost_usd is null where no price is known.
+    With conditions: one row per (model, condition), columns ESTIMATE_BY_CONDITION (estimate_condition_costs)."""
+    if conditions:
+        return estimate_condition_costs(models, requests_per_model, pricing, past, conditions, dataset,
+                                        past_conditions)
     rows = []
     for m in models:
         g = guess_tokens(m, past)
@@ -161,9 +210,97 @@ def describe_total(costs: pl.DataFrame) -> str:
     if not costs.height:
         return "no models chosen"
     known = costs.filter(pl.col("cost_usd").is_not_null())
-    unknown = costs.filter(pl.col("cost_usd").is_null())["model"].to_list()
-    text = f"about ${known['cost_usd'].sum():.4f} for {costs['requests'][0]} photos x {known.height} model(s)" \
+    unknown = list(dict.fromkeys(costs.filter(pl.col("cost_usd").is_null())["model"].to_list()))
+    arms = f"{known['model'].n_unique()} model(s) x {known['condition'].n_unique()} condition(s)" \
+        if "condition" in costs.columns else f"{known.height} model(s)"
+    text = f"about ${known['cost_usd'].sum():.4f} for {costs['requests'][0]} photos x {arms}" \
         if known.height else "no price known for the chosen models"
     if unknown and known.height:
         text += f"; no price known for {', '.join(unknown)}"
     return text
+
+
+# -- under conditions -------------------------------------------------------------------------------------
+ESTIMATE_BY_CONDITION = (*ESTIMATE[:1], Col("condition", "condition", "text"), *ESTIMATE[1:4],
+                         Col("pixels", "pixels sent, share of the photos'", "pct"), *ESTIMATE[4:])
+_PIXELS: dict[tuple, float | None] = {}
+
+
+def pixel_share(dataset, px: int | None, sample: int = PIXEL_SAMPLE) -> float | None:
+    """Mean pixels per photo under a longest side of px over the mean as they are (1.0 without px), over the
+    first `sample` photos of the table; None when no photo could be measured."""
+    if px is None:
+        return 1.0
+    key = (getattr(dataset, "sha256", None), px, sample)
+    if key[0] is not None and key in _PIXELS:
+        return _PIXELS[key]
+    sizes = []
+    for photo in dataset.stream():
+        size = image_size(photo.image)
+        if size:
+            sizes.append(size)
+        if len(sizes) >= sample:
+            break
+    share = None
+    if sizes:
+        full = sum(w * h for w, h in sizes)
+        scaled = 0.0
+        for w, h in sizes:
+            f = min(1.0, px / max(w, h))
+            scaled += max(1, round(w * f)) * max(1, round(h * f))
+        share = scaled / full
+    if key[0] is not None:
+        _PIXELS[key] = share
+    return share
+
+
+def _question_tokens(model: str, text: str | None) -> float:
+    kind = model_spec(model).endpoint
+    reference = INSTRUCTIONS if kind == "decisions" else QUESTION
+    return len(text if text is not None else reference) / 4 + MESSAGE_TOKENS
+
+
+def condition_tokens(model: str, guess: TokenGuess, condition, share: float | None) -> TokenGuess:
+    """The reference guess moved to a condition: the image's tokens times its pixel share, the question's
+    tokens for its text."""
+    if condition is None or condition.is_reference or not (condition.px or condition.prompt):
+        return guess
+    text = _question_tokens(model, None)
+    image = max(0.0, guess.prompt - text)
+    basis = guess.basis
+    if condition.px:
+        if share is None:
+            basis += "; pixels unknown, as the photos"
+        else:
+            image *= share
+            basis += f"; image tokens x {share:.3g} (pixels)"
+    if condition.prompt:
+        basis += "; its question's length"
+    return TokenGuess(image + _question_tokens(model, condition.prompt), guess.completion, basis)
+
+
+def estimate_condition_costs(models: list[str], requests_per_model: int, pricing: dict[str, dict[str, float]],
+                             past: dict[str, TokenGuess] | None, conditions, dataset=None,
+                             past_conditions: dict | None = None) -> pl.DataFrame:
+    """One row per (model, condition): the tokens assumed (an earlier run's average under the same spec, else
+    the reference guess scaled as the module says), USD per photo and in all; cost_usd is null where no price
+    is known."""
+    import json
+
+    rows = []
+    shares = {c.name: pixel_share(dataset, c.px) if dataset is not None else (1.0 if not c.px else None)
+              for c in conditions}
+    for m in models:
+        base = guess_tokens(m, past)
+        p = pricing.get(m)
+        for c in conditions:
+            same = (past_conditions or {}).get((m, json.dumps(c.spec(), sort_keys=True))) \
+                if not c.is_reference else None
+            g = same or condition_tokens(m, base, c, shares[c.name])
+            per = None if p is None else (g.prompt * p["prompt"] + g.completion * p["completion"] + p["image"]
+                                          + p["request"])
+            rows.append({"model": m, "condition": c.name, "requests": requests_per_model,
+                         "prompt_tokens": round(g.prompt, 1), "completion_tokens": round(g.completion, 1),
+                         "pixels": shares[c.name], "tokens_from": g.basis, "usd_per_photo": per,
+                         "cost_usd": None if per is None else per * requests_per_model})
+    return pl.DataFrame(rows, schema=schema(ESTIMATE_BY_CONDITION), orient="row" if not rows else None)

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import polars as pl
 
+from ..protocol.conditions import arm_label
+from ..stats.conditions import condition_of
 from ..store.dataset import SAMPLE, file_sha256
 from ..store.journal import read_header
 from ..store.results import PARQUET_SCHEMA
@@ -26,14 +28,23 @@ class RunData:
     name: str
     path: Path
     summaries: list[dict]
-    frames: dict[str, pl.DataFrame] = field(default_factory=dict)  # model -> one row per photo (per repeat)
+    # one row per photo (per repeat), by arm: the model id, `model@condition` under a condition
+    frames: dict[str, pl.DataFrame] = field(default_factory=dict)
     pairs: list[dict] | None = None  # pairs.json, when a tool wrote one
     dataset_sha256: str | None = None  # from the journal header: which photo table the run asked about
     agreement: dict | None = None  # agreement.json (Fleiss' kappa, the photos every model got wrong), when written
 
     @property
     def models(self) -> list[str]:
-        return [s["model"] for s in self.summaries]
+        return list(dict.fromkeys(s["model"] for s in self.summaries))
+
+    @property
+    def has_conditions(self) -> bool:
+        return any("condition" in s for s in self.summaries)
+
+    def frame(self, summary: dict) -> pl.DataFrame | None:
+        """The rows of a summary entry's model (under its condition)."""
+        return self.frames.get(arm_label(summary["model"], summary.get("condition")))
 
 
 def _read_json(path: Path):
@@ -52,12 +63,13 @@ def load_run(out: str | Path, name: str) -> RunData:
                           f"{out}: {known})")
     frames = {}
     for s in summaries:
-        f = rundir.results(s["model"])
-        frames[s["model"]] = pl.read_parquet(f) if f.is_file() else pl.DataFrame(schema=PARQUET_SCHEMA)
+        f = rundir.results(s["model"], condition_of(s))
+        frames[arm_label(s["model"], s.get("condition"))] = pl.read_parquet(f) if f.is_file() else \
+            pl.DataFrame(schema=PARQUET_SCHEMA)
     pairs = _read_json(rundir.pairs)
     sha = None
-    for m in (s["model"] for s in summaries):
-        header = read_header(rundir.journal(m)) if rundir.journal(m).is_file() else None
+    for m, c in ((s["model"], condition_of(s)) for s in summaries):
+        header = read_header(rundir.journal(m, c)) if rundir.journal(m, c).is_file() else None
         if header and header.get("dataset_sha256"):
             sha = header["dataset_sha256"]
             break

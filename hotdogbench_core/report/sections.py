@@ -69,7 +69,8 @@ class Report:
 
     @cached_property
     def simulated(self) -> bool:
-        return any("simulator" in (s.get("providers") or []) for r in self.runs for s in r.summaries)
+        return any(str(p).startswith("simulator") for r in self.runs for s in r.summaries
+                   for p in s.get("providers") or [])  # "simulator", or "simulator:<provider>" when routed
 
     def thumbs(self, ids: list[int]) -> dict[int, str]:
         return thumbnails(self.photos, ids) if self.photos else {}
@@ -112,6 +113,24 @@ def _pairs(r: Report) -> list[Part]:
     if not pairs.height:
         return []
     return _charts(charts.pairs_heatmap(pairs)) + [Table(pairs.filter(pl.col("given")), tables.PAIRS)]
+
+
+def _conditions(r: Report) -> list[Part]:
+    cond = tables.conditions_frame(r.runs)
+    if not cond.height:
+        return []
+    out: list[Part] = [Note("Each model under each condition of the run. 'minus the reference' is paired: over the "
+                            "photos both answered, with Newcombe's interval and the exact McNemar test. The frontier "
+                            "holds the conditions no other condition of the model beats on both cost and accuracy.")]
+    out += _charts(charts.conditions_cost_accuracy(cond)) + [Table(cond, tables.CONDITIONS)]
+    spread = tables.prompt_spread_frame(r.runs)
+    if spread.height:
+        out += [Note("Prompt spread: each model's accuracy across the conditions that change only the question "
+                     "(the reference among them)."), Table(spread, tables.PROMPT_SPREAD)]
+    pairs = tables.condition_pairs_frame(r.runs)
+    if pairs.height:
+        out += [Note("Every pair of a model's conditions, photo by photo."), Table(pairs, tables.CONDITION_PAIRS)]
+    return out
 
 
 def _providers(r: Report) -> list[Part]:
@@ -232,6 +251,7 @@ SECTIONS: tuple[Section, ...] = (
     Section("accuracy", "Accuracy", _accuracy),
     Section("concurrency", "Concurrency and latency", _concurrency),
     Section("pairs", "Pairs (McNemar)", _pairs),
+    Section("conditions", "Conditions", _conditions),
     Section("power", "How many photos a claim needs", _power),
     Section("agreement", "Agreement between models", _agreement),
     Section("calibration", "Calibration", _calibration),

@@ -79,6 +79,7 @@ class ModelRun:
                  budget: CostBudget | None = None, price: dict[str, float] | None = None, key=None,
                  condition: Condition | None = None):
         self.model, self.dataset, self.settings = model, dataset, settings
+        self.experiment = condition is not None  # a run with conditions (this one may be the reference)
         self.condition = None if condition is None or condition.is_reference else condition
         self.condition_name = self.condition.name if self.condition is not None else REFERENCE
         self.arm = arm_label(model, self.condition_name)
@@ -557,6 +558,7 @@ class ModelRun:
             if self.fatal_hint:
                 summary["hint"] = self.fatal_hint
         summary.update(summarize_statistics(ordered, self.repeats, self.request.probability))
-        if self.condition is not None:
-            summary.update(condition_summary([r for r in ordered if r.repeat == 0 and r.scored]))
+        if self.experiment:
+            summary.update(condition_summary([r for r in ordered if r.repeat == 0 and r.scored],
+                                             sent=self.condition is not None))
         return summary

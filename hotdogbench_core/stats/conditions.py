@@ -23,13 +23,19 @@ def condition_of(entry: dict) -> str:
     return c if isinstance(c, str) else REFERENCE
 
 
-def condition_summary(results: list[Result]) -> dict:
-    """Keys a condition's summary entry adds (over its scored repeat-0 rows): the size of what was sent."""
-    sized = [r.image_width * r.image_height for r in results
-             if getattr(r, "image_width", None) and getattr(r, "image_height", None)]
-    sent = [r.image_bytes for r in results if getattr(r, "image_bytes", None)]
-    return {"image_pixels_per_photo": round(statistics.fmean(sized)) if sized else None,
-            "image_bytes_per_photo": round(statistics.fmean(sent)) if sent else None}
+def condition_summary(results: list[Result], sent: bool = True) -> dict:
+    """Keys the summary entries of a run with conditions add (over the scored repeat-0 rows): USD per photo to
+    6 significant digits (cost_per_1000_photos_usd keeps 3 decimals, too few to rank cheap conditions), and,
+    for a condition other than the reference (sent), the mean pixels and bytes of the images sent."""
+    costs = [r.cost_usd for r in results if r.cost_usd is not None]
+    out = {"cost_per_photo_usd": float(f"{sum(costs) / len(results):.6g}") if costs and results else None}
+    if sent:
+        sized = [r.image_width * r.image_height for r in results
+                 if getattr(r, "image_width", None) and getattr(r, "image_height", None)]
+        nbytes = [r.image_bytes for r in results if getattr(r, "image_bytes", None)]
+        out["image_pixels_per_photo"] = round(statistics.fmean(sized)) if sized else None
+        out["image_bytes_per_photo"] = round(statistics.fmean(nbytes)) if nbytes else None
+    return out
 
 
 def is_prompt_condition(entry: dict) -> bool:

@@ -11,12 +11,13 @@ from pathlib import Path
 
 from .._version import __version__
 from ..errors import FieldError, StorageError, describe
+from ..protocol.conditions import arm_label
 from ..protocol.models import PRESETS
 from ..run.plan import RunPlan, plan_run, run_plan
 from ..run.preflight import KeyRefusedError
 from ..run.runner import ModelRun
 from ..run.settings import DEFAULT_BASE_URL, LIMITER_POLICIES, RunError
-from ..sim.config import DEMO_CONFIG
+from ..sim.config import demo_config
 from ..stats.summary import summary_line
 from ..store.dataset import DATA_URL, SAMPLE
 from ..store.lock import RunLockedError
@@ -28,7 +29,8 @@ FLAGS = {"models": "--models", "input": "--input", "dataset": "--input", "run_na
          "api_key": "OPENROUTER_API_KEY", "base_url": "--base-url", "start_concurrency": "--start-concurrency",
          "max_concurrency": "--max-concurrency", "request_timeout": "--request-timeout", "repeats": "--repeats",
          "limiter": "--limiter", "max_cost_usd": "--max-cost-usd", "resume": "--resume", "api": "--api",
-         "prices": "--prices", "body_timeout": "--body-timeout", "logprobs": "--logprobs"}
+         "prices": "--prices", "body_timeout": "--body-timeout", "logprobs": "--logprobs",
+         "conditions": "--condition", "conditions_file": "--conditions"}
 # Exit codes (docs/reliability.md): 0 done; 2 a flag, the photo table or the run folder refused (nothing sent);
 # 3 stopped early (bad key, no credits, budget): resume; 4 a file could not be written or read (disk full,
 # read-only): the message says how many paid answers were lost, resume once fixed; 5 the run folder is in use by
@@ -59,6 +61,13 @@ def _add_run_flags(p: argparse.ArgumentParser, *, demo: bool = False) -> None:
                         "(logprobs true, top_logprobs 5 in their body): each row gets p_hot_dog and summary.json "
                         "the calibration (Brier, ECE, AUROC); Decisions models state a probability anyway. It "
                         "changes their request body: a --resume must give it again")
+    p.add_argument("--condition", action="append", default=None, metavar="NAME=SPEC",
+                   help="run every model under this condition too (repeatable; docs/experiments.md): SPEC is "
+                        "comma-separated px:512 (longest side), q:80 (JPEG quality), prompt:\"...\" (the question), "
+                        "provider:only=A|B, provider:order=A|B, provider:allow_fallbacks=false, "
+                        "provider:quantizations=fp8; 'reference' alone is the reference question and photos")
+    p.add_argument("--conditions", default=None, metavar="FILE",
+                   help="conditions from a TOML or JSON file: [conditions.NAME] with px, q, prompt, provider")
     p.add_argument("--run", default=None, help="run name: results go to OUT/RUN/ (default run_YYYYmmdd_HHMMSS)")
     p.add_argument("--out", default="out", help="results folder (default ./out)")
     p.add_argument("--resume", action="store_true", help="finish an interrupted --run: ask only what has no result")
@@ -110,7 +119,7 @@ def _plan(args, **target) -> RunPlan:
                     on_download=None if args.quiet else download_bar(),
                     start_concurrency=args.start_concurrency, max_concurrency=args.max_concurrency,
                     request_timeout=args.request_timeout, repeats=args.repeats, limiter=args.limiter,
-                    logprobs=args.logprobs, **target)
+                    logprobs=args.logprobs, conditions=args.condition, conditions_file=args.conditions, **target)
 
 
 async def _run(plan: RunPlan, quiet: bool, command: str) -> int:
@@ -147,7 +156,9 @@ async def _run(plan: RunPlan, quiet: bool, command: str) -> int:
             loop.add_signal_handler(signum, on_stop_signal, signum)
         except (NotImplementedError, RuntimeError):  # not the main thread, or no signals here
             pass
-    print(f"{len(plan.dataset)} photos x {len(plan.models)} models -> {plan.run_dir}", flush=True)
+    conditions = f" x {len(plan.conditions)} conditions ({', '.join(c.name for c in plan.conditions)})" \
+        if plan.conditions else ""
+    print(f"{len(plan.dataset)} photos x {len(plan.models)} models{conditions} -> {plan.run_dir}", flush=True)
     ticker = asyncio.create_task(tick())
     try:
         result = await run_plan(plan, on_event=display.on_event, on_model=on_model)
@@ -165,7 +176,10 @@ async def _run(plan: RunPlan, quiet: bool, command: str) -> int:
                 pass
     display.close()
     for s in result.summaries:
-        print(json.dumps(summary_line(s)), flush=True)
+        line = summary_line(s)
+        if "condition" in s:  # (model, condition) names the line in a run with conditions
+            line = {"model": line.pop("model"), "condition": s["condition"], **line}
+        print(json.dumps(line), flush=True)
     print(f"wrote {plan.rundir.summary}", flush=True)
     unanswered = _say_errors(result.summaries)
     if result.stopped:
@@ -182,13 +196,14 @@ def _say_errors(summaries: list[dict]) -> list[str]:
     """Say, for each model with errors, how many and the first; return the models that got no answer at all."""
     none = []
     for s in summaries:
+        name = arm_label(s["model"], s.get("condition"))
         if s.get("errors"):
-            print(f"{s['model']}: {s['errors']} of {s['photos']} photos errored; the first: {s.get('first_error')}",
+            print(f"{name}: {s['errors']} of {s['photos']} photos errored; the first: {s.get('first_error')}",
                   file=sys.stderr)
         if s.get("stopped") and s.get("hint"):
-            print(f"{s['model']} stopped: {s['stopped']}\nhint: {s['hint']}", file=sys.stderr)
+            print(f"{name} stopped: {s['stopped']}\nhint: {s['hint']}", file=sys.stderr)
         if s.get("photos") and not s.get("answered"):
-            none.append(s["model"])
+            none.append(name)
     if none:
         print(f"no answer at all from {', '.join(none)}", file=sys.stderr)
     return none
@@ -200,7 +215,7 @@ def cmd_run(args) -> int:
 
 
 def cmd_demo(args) -> int:
-    plan = _plan(args, target="simulator", sim_config=DEMO_CONFIG)
+    plan = _plan(args, target="simulator", sim_config=demo_config(bool(args.condition or args.conditions)))
     print("DEMO: the answers below come from hotdogbench's built-in simulator, not from real models.", flush=True)
     code = asyncio.run(_run(plan, args.quiet, args.command))
     print("DEMO: simulated answers. For real ones: export OPENROUTER_API_KEY=... and `hotdogbench run`.", flush=True)

@@ -18,12 +18,14 @@ from ..errors import FieldError
 from ..store.dataset import DATA_URL, SAMPLE, Dataset, load_dataset, resolve_input
 from ..run.keys import find_key
 from ..protocol.models import MODELS, PRESETS, resolve_models
-from ..sim.config import DEMO_CONFIG, SimConfig
+from ..protocol.conditions import resolve_conditions
+from ..sim.config import SimConfig, demo_config
 
 # How the run notebook names the fields of a run plan in its messages (its form labels).
 FIELD_LABELS = {"models": "Models", "input": "Photos", "dataset": "Photos", "run_name": "Run name",
                 "api_key": "OpenRouter key", "base_url": "Base URL", "start_concurrency": "Start concurrency",
-                "max_concurrency": "Max concurrency", "max_cost_usd": "Budget", "target": "Send requests to"}
+                "max_concurrency": "Max concurrency", "max_cost_usd": "Budget", "target": "Send requests to",
+                "conditions": "Conditions", "conditions_file": "Conditions"}
 OUT_ENV = "HOTDOGBENCH_OUT"  # where the notebooks read and write runs when --out is not given
 SOURCES = {"sample": "Bundled sample (64 emoji images)", "public": "Public dataset (downloaded once into data/)",
            "path": "Local parquet file", "upload": "Upload a parquet file"}
@@ -178,9 +180,28 @@ def open_dataset(source: str, path: str | None = None, upload: tuple[str, bytes]
     raise ValueError(f"unknown dataset source {source!r}")
 
 
-def sim_config(values: Mapping | None = None):
-    """The run notebook's simulator: the demo's settings with the knobs' values (0 means no cap)."""
-    d = dict(DEMO_CONFIG)
+# The run form's optional conditions box (docs/experiments.md): one NAME=SPEC per line, as --condition takes.
+CONDITIONS_PLACEHOLDER = "reference\nsmall=px:512,q:80\nterse=prompt:\"Hot dog? JSON.\"\npinned=provider:only=Cloudflare"
+CONDITIONS_HELP = ("Optional: run every model under each condition, one `NAME=SPEC` per line (`px:512` longest side, "
+                   "`q:80` JPEG quality, `prompt:\"...\"` the question, `provider:only=A|B`); `reference` is the "
+                   "reference question and photos. Empty: the reference alone.")
+
+
+def condition_lines(text: str | None) -> list[str] | None:
+    """The conditions box's lines (blank lines and # comments skipped), checked; None when it is empty.
+    Raises ConditionError naming the line's condition."""
+    lines = [ln.strip() for ln in (text or "").splitlines()]
+    lines = [ln for ln in lines if ln and not ln.startswith("#")]
+    if not lines:
+        return None
+    resolve_conditions(lines)
+    return lines
+
+
+def sim_config(values: Mapping | None = None, conditions: bool = False):
+    """The run notebook's simulator: the demo's settings with the knobs' values (0 means no cap); with
+    conditions, the demo's condition effects too (sim/config.DEMO_CONDITIONS)."""
+    d = demo_config(conditions)
     for k, v in (values or {}).items():
         if k in SIM_KNOBS and v is not None:
             d[k] = None if k in ("max_in_flight", "rate_per_s") and not v else v

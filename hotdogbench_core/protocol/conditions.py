@@ -234,9 +234,13 @@ def make_condition(name: str, spec: dict, where: str | None = None) -> Condition
     return cond
 
 
+def _short(text: str, n: int = 60) -> str:
+    return text if len(text) <= n else text[:n - 3] + "..."
+
+
 def parse_spec(name: str, text: str, where: str | None = None) -> Condition:
     """NAME and SPEC text (px:512,q:80,prompt:"...",provider:only=A|B) as a condition."""
-    where = where or f"{name}={text}"
+    where = _short(where or f"{name}={text}")
     spec: dict[str, Any] = {}
     provider: dict[str, Any] = {}
     for item in _split_items(text, where) if text.strip() else []:
@@ -274,7 +278,7 @@ def parse_condition(arg: str) -> Condition:
     if not sep:
         if name == REFERENCE:
             return REFERENCE_CONDITION
-        _fail(arg, "write NAME=SPEC, e.g. small=px:512,q:80 or terse=prompt:\"Hot dog? JSON.\" (only 'reference' "
+        _fail(_short(arg), "write NAME=SPEC, e.g. small=px:512,q:80 or terse=prompt:\"Hot dog? JSON.\" (only 'reference' "
                    "stands alone)")
     return parse_spec(name, text, arg)
 

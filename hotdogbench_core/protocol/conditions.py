@@ -278,8 +278,8 @@ def parse_condition(arg: str) -> Condition:
     if not sep:
         if name == REFERENCE:
             return REFERENCE_CONDITION
-        _fail(_short(arg), "write NAME=SPEC, e.g. small=px:512,q:80 or terse=prompt:\"Hot dog? JSON.\" (only 'reference' "
-                   "stands alone)")
+        _fail(_short(arg), "write NAME=SPEC, e.g. small=px:512,q:80 or terse=prompt:\"Hot dog? JSON.\" "
+                           "(only 'reference' stands alone)")
     return parse_spec(name, text, arg)
 
 

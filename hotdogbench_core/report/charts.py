@@ -202,7 +202,8 @@ def conditions_cost_accuracy(cond: pl.DataFrame, title: str = "Cost against accu
         return None
     df = df.with_columns(on_frontier=pl.when(pl.col("frontier")).then(pl.lit("on the frontier"))
                          .otherwise(pl.lit("dominated")))
-    x = alt.X("usd_per_photo:Q", title="USD per photo", scale=alt.Scale(zero=False), axis=alt.Axis(format="$.2g"))
+    x = alt.X("usd_per_photo:Q", title="USD per photo", scale=alt.Scale(zero=False),
+              axis=alt.Axis(format="$.3~g", labelAngle=-30))
     y = alt.Y("accuracy:Q", axis=alt.Axis(format="%"), scale=alt.Scale(zero=False), title="accuracy")
     base = alt.Chart().encode(x=x, y=y)
     tooltip = ["condition", "spec", alt.Tooltip("accuracy:Q", format=".1%"),

@@ -181,7 +181,8 @@ def open_dataset(source: str, path: str | None = None, upload: tuple[str, bytes]
 
 
 # The run form's optional conditions box (docs/experiments.md): one NAME=SPEC per line, as --condition takes.
-CONDITIONS_PLACEHOLDER = "reference\nsmall=px:512,q:80\nterse=prompt:\"Hot dog? JSON.\"\npinned=provider:only=Cloudflare"
+CONDITIONS_PLACEHOLDER = ("reference\nsmall=px:512,q:80\nterse=prompt:\"Hot dog? JSON.\"\n"
+                          "pinned=provider:only=Cloudflare")
 CONDITIONS_HELP = ("Optional: run every model under each condition, one `NAME=SPEC` per line (`px:512` longest side, "
                    "`q:80` JPEG quality, `prompt:\"...\"` the question, `provider:only=A|B`); `reference` is the "
                    "reference question and photos. Empty: the reference alone.")

@@ -17,8 +17,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
-import statistics
 import subprocess
 import sys
 import tempfile

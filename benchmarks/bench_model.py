@@ -12,9 +12,8 @@ import argparse
 import statistics
 import sys
 import time
-from pathlib import Path
 
-from benchlib import REPO, machine, table
+from benchlib import machine, table
 
 from hotdogbench_core.sim.capmodel import FakeClock, legacy_server, run
 

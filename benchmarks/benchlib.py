@@ -10,7 +10,6 @@ import multiprocessing as mp
 import os
 import platform
 import subprocess
-import sys
 import time
 from pathlib import Path
 

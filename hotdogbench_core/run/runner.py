@@ -6,67 +6,37 @@ notebooks. Every photo ends as a journaled result; the parquet and summary files
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import heapq
 import itertools
-import json
 import math
 import random
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 import aiohttp
 import httpx
 
-from ..protocol.answers import Answer, Failed, Fatal, Outcome, Retry
-from ..protocol.conditions import REFERENCE, Condition, arm_label
-from ..protocol.transform import Sent, sent_image
-from .budget import CostBudget
-from ..store.dataset import Dataset, Photo
-from .gc_tuning import tuned_for_run
 from ..errors import StorageError
-from ..store.journal import Journal, read_journal
-from ..store.redact import Redactor, public_url
+from ..protocol.conditions import REFERENCE, Condition, arm_label
 from ..protocol.request import Request
-from ..stats.conditions import condition_summary
-from ..stats.summary import summarize, summarize_statistics
-from ..store.conditioned import CONDITION_SCHEMA, ConditionResult
-from ..store.results import Result, write_results_parquet
+from ..protocol.transform import Sent
+from ..store.dataset import Dataset
+from ..store.journal import Journal
+from ..store.results import Result
+from ..store.redact import Redactor, public_url
 from ..store.rundir import RunDir
-from .events import Event, LimitChanged, ModelFinished, ModelStarted, Notice, PhotoDone
+from .attempts import Attempts, _Pending
+from .budget import CostBudget
+from .events import Event, LimitChanged, ModelFinished, ModelStarted, Notice
 from .failfast import FailFast
-from .settings import LIMITERS, RunError, RunSettings
-from .transport import MAX_BODY_BYTES, TRANSPORT_ERRORS, new_client, post
-
-def _difference(key: str, have, want) -> str:
-    """What differs, named: for the request settings the keys that changed (e.g. "logprobs: the run has none,
-    now true"), else the two values."""
-    if isinstance(have, dict) and isinstance(want, dict):
-        changed = [k for k in dict.fromkeys([*have, *want]) if have.get(k, _ABSENT) != want.get(k, _ABSENT)]
-
-        def show(d, k):
-            return "none" if k not in d else json.dumps(d[k], default=str)[:60]
-        return "; ".join(f"{k}: the run has {show(have, k)}, now {show(want, k)}" for k in changed)
-    return f"{key} {str(have)[:80]} != {str(want)[:80]}"
+from .gc_tuning import tuned_for_run
+from .model_files import ModelFiles
+from .settings import LIMITERS, RunSettings
+from .transport import new_client
 
 
-_ABSENT = object()
-
-
-@dataclass(order=True)
-class _Pending:
-    not_before: float
-    seq: int
-    photo: Photo = field(compare=False)
-    result: Result = field(compare=False)
-    first_t: float = field(default=0.0, compare=False)  # when the photo was first asked (its retry budget's start)
-    failed: int = field(default=0, compare=False)  # its attempts that failed (not a "later")
-    hint: float = field(default=0.0, compare=False)  # the longest wait the server asked of it (the budget outlasts it)
-
-
-class ModelRun:
+class ModelRun(ModelFiles, Attempts):
     """One model over one dataset, under one condition (None: the reference): live counters for a UI to poll,
     and the loop that does the work. `arm` names it in events and budgets: the model id, `model@condition`
     under another condition."""
@@ -117,48 +87,6 @@ class ModelRun:
         self._journal_path = self.rundir.journal(model, self.condition_name)
         self._notices: list[str] = []
         self._prepare(resume)
-
-    # -- journal and resume -------------------------------------------------------------------------------
-    def _header(self) -> dict:
-        cond = {"condition": self.condition.header()} if self.condition is not None else {}
-        return {"model": self.model, **cond, "dataset_sha256": self.dataset.sha256, "dataset_rows": len(self.dataset),
-                "request": self.request.settings(), "repeats": self.repeats}
-
-    def _prepare(self, resume: bool) -> None:
-        state = read_journal(self._journal_path)
-        if state.skipped:
-            self._notices.append(f"{self._journal_path}: skipped line(s) {', '.join(map(str, state.skipped[:10]))} "
-                                 f"of a kind this version does not write (they hold no result)")
-        if state.header is None and not state.results:
-            self._todo = None  # everything
-            return
-        if not resume:
-            raise RunError(f"{self.run_dir} already holds results for {self.arm}: "
-                           f"resume that run, or choose another run name")
-        want, have = self._header(), state.header or {}
-        if have.get("condition") != want.get("condition"):
-            raise RunError(self._changed_condition(have.get("condition")))
-        for key, what in (("dataset_sha256", "dataset"), ("request", "request settings"), ("repeats", "repeats")):
-            if have.get(key) != want[key]:
-                raise RunError(f"cannot resume {self.arm} in {self.run_dir}: the {what} differ from the run's "
-                               f"({_difference(key, have.get(key), want[key])}); choose another run name")
-        keys = {(p.id, k) for p in self.dataset.photos for k in range(self.repeats)}
-        self.results = {key: r for key, r in state.results.items() if key in keys}
-        self.done = len(self.results)
-        self.previous_wall_s = sum(s.get("wall_s") or 0.0 for s in state.sessions)
-        self._todo = keys - set(self.results)
-
-    def _changed_condition(self, had) -> str:
-        """Why a resume is refused when the journal's condition is not the one asked for now."""
-        spec = had.get("spec") if isinstance(had, dict) else None
-        try:
-            was = Condition(self.condition_name, **spec).text() if isinstance(spec, dict) else None
-        except TypeError:
-            was = None
-        now = self.condition.text() if self.condition is not None else ""
-        return (f"cannot resume {self.model} under condition {self.condition_name} in {self.run_dir}: the "
-                f"condition {self.condition_name} was {was if was is not None else json.dumps(had)[:80]!r} in this "
-                f"run, now {now!r}; give the new spec another condition name, or choose another run name")
 
     def _emit(self, event: Event) -> None:
         if self.on_event is None:
@@ -291,36 +219,6 @@ class ModelRun:
             return _Pending(0.0, next(self._seq), photo, self._new_result(photo, repeat))
         return None
 
-    def _new_result(self, photo: Photo, repeat: int, **values) -> Result:
-        if self.condition is None:
-            return Result(id=photo.id, open_images_id=photo.open_images_id, category=photo.category,
-                          is_hot_dog=photo.is_hot_dog, scored=photo.scored, repeat=repeat, **values)
-        return ConditionResult(id=photo.id, open_images_id=photo.open_images_id, category=photo.category,
-                               is_hot_dog=photo.is_hot_dog, scored=photo.scored, repeat=repeat,
-                               condition=self.condition_name, **values)
-
-    async def _condition_photo(self, item: _Pending) -> str | None:
-        """Under a condition: the photo of `item` replaced by the bytes sent (transformed once per photo, in a
-        worker thread: Pillow works outside the GIL), and the row told their digest and size. The problem, when
-        the photo cannot be re-encoded."""
-        res = item.result
-        if self.condition is None or res.image_sha256 is not None:
-            return None
-        sent = self._sent.get(item.photo.id)
-        if sent is None:
-            c = self.condition
-            try:
-                sent = await asyncio.to_thread(sent_image, item.photo.image, c.px, c.q)
-            except ValueError as e:
-                return f"condition {self.condition_name}: {e}"
-            if len(self._sent) >= 64:
-                self._sent.clear()
-            self._sent[item.photo.id] = sent
-        item.photo = dataclasses.replace(item.photo, image=sent.image)
-        res.image_sha256, res.image_width, res.image_height = sent.sha256, sent.width, sent.height
-        res.image_bytes = len(sent.image)
-        return None
-
     async def _sleep_until_due(self, now: float) -> None:
         """Until an attempt ends, a stop, or the first retry falls due."""
         self._wake.clear()
@@ -384,181 +282,3 @@ class ModelRun:
                 if self._todo is None or (photo.id, k) in self._todo:
                     yield photo, k
 
-    async def _watch_deadlines(self) -> None:
-        """Cancel the attempts still out after request_timeout. One watchdog instead of a timer per request (a
-        timer costs about as much as classifying an answer); it looks every request_timeout / 4, at most 1 s, so
-        a deadline fires at most that late."""
-        period = min(1.0, self.settings.request_timeout / 4)
-        while True:
-            await asyncio.sleep(period)
-            now = time.perf_counter()
-            for task, deadline in list(self._deadlines.items()):
-                if now >= deadline and task not in self._timed_out:
-                    self._timed_out.add(task)
-                    task.cancel()
-
-    async def _send(self, client, photo: Photo) -> tuple[Outcome, float | None]:
-        """POST one photo; the whole exchange (connect, send, every byte of the answer) within request_timeout."""
-        body = self.request.encode(photo.image)
-        headers = {"Authorization": f"Bearer {self.settings.api_key}", "Content-Type": "application/json"}
-        task = asyncio.current_task()
-        t0 = time.perf_counter()
-        self._deadlines[task] = t0 + self.settings.request_timeout
-        try:
-            status, resp_headers, data = await post(client, self.url, body, headers, self.settings.body_timeout)
-        except TRANSPORT_ERRORS as e:
-            # dropped connection, stalled answer, stale keep-alive, refused connection: ask again
-            return Retry(type(e).__name__, "transport", 0.0), None
-        except asyncio.CancelledError:
-            if task not in self._timed_out:
-                raise  # the run is stopping
-            self._timed_out.discard(task)
-            if task.uncancel() > 0:
-                raise  # cancelled for another reason as well: that wins
-            return Retry("TimeoutError", "transport", 0.0), None  # stalled past the deadline: ask again
-        finally:
-            del self._deadlines[task]
-        if data is None:
-            return Failed(f"{status}: response body over {MAX_BODY_BYTES} bytes"), None
-        latency = time.perf_counter() - t0
-        # secrets out before the body is read: a server that echoes the key must not get it journaled, and a cut
-        # at a length limit must not keep half of it
-        return self.request.classify(status, resp_headers, self.redactor.bytes(data), time.time()), latency
-
-    async def _attempt(self, client, item: _Pending, reserved: float = 0.0) -> None:
-        try:
-            answered, cost = await self._attempt_once(client, item)
-            if self.budget is not None:
-                self.budget.settle(self.arm, reserved, cost, answered)
-                if self.budget.unenforceable(self.arm):
-                    self.stop(f"budget: the answers of {self.model} carry no cost, so the budget of "
-                              f"${self.budget.max_cost_usd:g} cannot be kept")
-                    self.fatal_hint = "give a price table for this server, or run without a budget"
-        finally:
-            self._active -= 1
-            self._wake.set()
-
-    async def _attempt_once(self, client, item: _Pending) -> tuple[bool, float | None]:
-        """One request for one photo; returns (answered?, what it cost, where the provider said or a price
-        table tells)."""
-        res = item.result
-        sent = res.in_flight_at_send  # set by the scheduler when the slot was taken
-        if self._journal.error is not None:  # started in the loop iteration the journal failed in: not sent
-            self.limiter.finish("success", None, sent_in_flight=sent)
-            return False, None
-        problem = await self._condition_photo(item) if self.condition is not None else None
-        if problem is not None:  # this photo cannot be sent under the condition: said in its row, not sent
-            self.limiter.finish("success", None, sent_in_flight=sent)
-            res.error = problem
-            self._settle(res)
-            return False, None
-        try:
-            outcome, latency = await self._send(client, item.photo)
-        except Exception as e:  # a bug must settle the photo, not hang the run
-            outcome, latency = Failed(f"internal error: {type(e).__name__}: {str(e)[:200]}"), None
-        if latency is not None:
-            res.latency_s = latency
-        outcome = self._priced(outcome)
-        give_up = self.fail_fast.see(outcome)
-        if give_up is not None:
-            self.fatal_hint = give_up[1]
-            self.stop(give_up[0], scope="model")
-        if isinstance(outcome, Retry):
-            self.limiter.finish(outcome.signal, latency, outcome.tag, outcome.retry_after, sent)
-            res.retries += (outcome.tag,)
-            now = time.perf_counter()
-            if item.first_t == 0.0:
-                item.first_t = now - (latency or 0.0)
-            # The reference gives up after max_attempts of anything. Otherwise "later" (429, 402 in-flight budget)
-            # is waited out for retry_budget_s (a count of attempts runs out inside a minute's window), and only
-            # failures (5xx, timeouts, dropped connections) count against max_attempts.
-            if outcome.signal != "rate":
-                item.failed += 1
-            item.hint = max(item.hint, outcome.retry_after or 0.0)
-            if len(res.retries) >= self.settings.max_attempts if self.settings.limiter == "reference" else \
-                    item.failed >= self.settings.max_attempts or \
-                    now - item.first_t >= self.settings.retry_budget_s + item.hint:
-                res.error = "retries exhausted: " + ",".join(res.retries[-3:])
-                self.retries_exhausted += 1
-                self._settle(res)
-            else:  # back on the queue; honour Retry-After, else a short jittered pause (the limiter's base)
-                delay = outcome.retry_after if outcome.retry_after is not None else \
-                    min(self.settings.max_backoff_s, self.limiter.RETRY_BASE_S * 2 ** len(res.retries)) \
-                    * self.rng.random()
-                heapq.heappush(self._waiting, _Pending(now + delay, next(self._seq), item.photo, res, item.first_t,
-                                                      item.failed, item.hint))
-        elif isinstance(outcome, Fatal):
-            self.limiter.finish("transport", latency, sent_in_flight=sent)
-            res.latency_s = None
-            self.fatal_hint = outcome.hint
-            self.stop(f"fatal: {outcome.error}")
-        else:
-            self.limiter.finish("success", latency, sent_in_flight=sent)
-            if isinstance(outcome, Answer):
-                res.pred, res.raw = outcome.pred, outcome.raw
-                res.prompt_tokens, res.completion_tokens = outcome.prompt_tokens, outcome.completion_tokens
-                res.reasoning_tokens, res.cost_usd = outcome.reasoning_tokens, outcome.cost_usd
-                res.provider, res.error = outcome.provider, outcome.error
-                res.p_hot_dog = outcome.p_hot_dog
-            else:
-                res.error = outcome.error
-            self._settle(res)
-            if isinstance(outcome, Answer):
-                return True, outcome.cost_usd
-        return False, None
-
-    def _priced(self, outcome: Outcome) -> Outcome:
-        """An answer without a cost, priced from the price table (USD per token) when there is one."""
-        if not isinstance(outcome, Answer) or outcome.cost_usd is not None or not self.price:
-            return outcome
-        if outcome.prompt_tokens is None and outcome.completion_tokens is None:
-            return outcome
-        p = self.price
-        cost = ((outcome.prompt_tokens or 0) * p.get("prompt", 0.0) + (outcome.completion_tokens or 0)
-                * p.get("completion", 0.0) + p.get("image", 0.0) + p.get("request", 0.0))
-        return dataclasses.replace(outcome, cost_usd=cost)
-
-    def _settle(self, res: Result) -> None:
-        # durable first: it counts as done once the journal has handed it to the OS (with the other results of
-        # this loop iteration, at its end: one write for them all)
-        self.redactor.result(res)
-        self._journal.result(res, then=lambda: self._settled(res))
-
-    def _settled(self, res: Result) -> None:
-        self.results[res.key] = res
-        self.done += 1
-        self._emit(PhotoDone(self.arm, res, self.done, self.total))
-
-    # -- outputs -------------------------------------------------------------------------------------------
-    def ordered_results(self) -> list[Result]:
-        """Every photo in id order; photos a stopped run never settled carry an error saying so."""
-        out = []
-        for p in self.dataset.photos:
-            for k in range(self.repeats):
-                r = self.results.get((p.id, k))
-                if r is None:
-                    r = self._new_result(p, k, error=f"not run: {self.stop_reason}")
-                out.append(r)
-        return out
-
-    def write_outputs(self) -> dict:
-        ordered = self.ordered_results()
-        write_results_parquet(ordered, self.rundir.results(self.model, self.condition_name),
-                              CONDITION_SCHEMA if self.condition is not None else None)
-        wall = self.previous_wall_s + round(self.wall_s, 3)  # the sum of what the journal records
-        # The reference keys over repeat 0 (comparable with a one-repeat run); photos_per_s counts every request.
-        summary = summarize(self.model, [r for r in ordered if r.repeat == 0], wall, asked=len(ordered))
-        if self.condition is not None:  # (model, condition) names the entry; the reference's has no condition key
-            summary = {"model": summary.pop("model"), "condition": self.condition_name,
-                       "condition_spec": self.condition.spec(), **summary}
-        summary["concurrency"] = {"start": self.settings.start_concurrency, "cap": self.settings.max_concurrency,
-                                  **self.limiter.stats(), "retries_exhausted": self.retries_exhausted}
-        if self.stop_reason:
-            summary["stopped"] = self.stop_reason
-            if self.fatal_hint:
-                summary["hint"] = self.fatal_hint
-        summary.update(summarize_statistics(ordered, self.repeats, self.request.probability))
-        if self.experiment:
-            summary.update(condition_summary([r for r in ordered if r.repeat == 0 and r.scored],
-                                             sent=self.condition is not None))
-        return summary

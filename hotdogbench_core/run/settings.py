@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass, field, fields
 from urllib.parse import urlsplit, urlunsplit
 
-from ..errors import FieldError, RunError
+from ..errors import FieldError, RunError  # noqa: F401 (RunError: callers import it from here too)
 from ..limit.aimd import AIMDLimiter
 from ..limit.paced import PacedLimiter
 from ..protocol.request import DIALECTS, Request, request_for

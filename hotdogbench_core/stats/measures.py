@@ -24,7 +24,7 @@ from ..store.journal import read_journal
 from ..store.results import Result
 from ..store.rundir import RunDir, write_json
 from . import agreement, bootstrap, calibration, power
-from .proportions import rounded, wilson_interval
+from .proportions import rounded
 
 BOOTSTRAP_RESAMPLES = 2000  # resamples per interval
 BOOTSTRAP_SEED = 0  # random.Random(seed): the same intervals on every machine

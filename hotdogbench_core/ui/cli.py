@@ -21,7 +21,7 @@ from ..sim.config import demo_config
 from ..stats.summary import summary_line
 from ..store.dataset import DATA_URL, SAMPLE
 from ..store.lock import RunLockedError
-from .progress import ProgressBar, download_bar
+from .progress import download_bar
 from .terminal import ParallelDisplay, TerminalDisplay
 
 # How the CLI names the fields of a run plan in its messages.

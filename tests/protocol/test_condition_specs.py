@@ -10,7 +10,7 @@ from hotdogbench_core.protocol.conditions import (REFERENCE, REFERENCE_CONDITION
                                                   arm_label, load_conditions_file, parse_condition, parse_spec,
                                                   resolve_conditions)
 from hotdogbench_core.protocol.decisions import INSTRUCTIONS
-from hotdogbench_core.protocol.request import body_for, request_for
+from hotdogbench_core.protocol.request import request_for
 
 REF = json.loads((Path(__file__).parents[1] / "fixtures" / "reference_bodies.json").read_text())
 IMAGE = bytes.fromhex(REF["image_hex"])

@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import polars as pl
 
-from . import charts, tables
+from . import charts, experiments, measures, tables
 from .format import Col, TONE, fmt
 from .gallery import gallery_html
 from . import runs
@@ -116,20 +116,20 @@ def _pairs(r: Report) -> list[Part]:
 
 
 def _conditions(r: Report) -> list[Part]:
-    cond = tables.conditions_frame(r.runs)
+    cond = experiments.conditions_frame(r.runs)
     if not cond.height:
         return []
     out: list[Part] = [Note("Each model under each condition of the run. 'minus the reference' is paired: over the "
                             "photos both answered, with Newcombe's interval and the exact McNemar test. The frontier "
                             "holds the conditions no other condition of the model beats on both cost and accuracy.")]
-    out += _charts(charts.conditions_cost_accuracy(cond)) + [Table(cond, tables.CONDITIONS)]
-    spread = tables.prompt_spread_frame(r.runs)
+    out += _charts(charts.conditions_cost_accuracy(cond)) + [Table(cond, experiments.CONDITIONS)]
+    spread = experiments.prompt_spread_frame(r.runs)
     if spread.height:
         out += [Note("Prompt spread: each model's accuracy across the conditions that change only the question "
-                     "(the reference among them)."), Table(spread, tables.PROMPT_SPREAD)]
-    pairs = tables.condition_pairs_frame(r.runs)
+                     "(the reference among them)."), Table(spread, experiments.PROMPT_SPREAD)]
+    pairs = experiments.condition_pairs_frame(r.runs)
     if pairs.height:
-        out += [Note("Every pair of a model's conditions, photo by photo."), Table(pairs, tables.CONDITION_PAIRS)]
+        out += [Note("Every pair of a model's conditions, photo by photo."), Table(pairs, experiments.CONDITION_PAIRS)]
     return out
 
 
@@ -159,7 +159,7 @@ def _wrong(r: Report) -> list[Part]:
 
 
 def _calibration(r: Report) -> list[Part]:
-    cal = tables.calibration_frame(r.runs)
+    cal = measures.calibration_frame(r.runs)
     if not cal.height:
         return []
     out: list[Part] = []
@@ -170,24 +170,24 @@ def _calibration(r: Report) -> list[Part]:
     elif without.height:
         out.append(Note("Without probabilities: " + "; ".join(f"{x['label']} ({x['reason']})"
                                                             for x in without.iter_rows(named=True))))
-    out += _charts(charts.reliability_diagram(tables.reliability_frame(r.runs)))
+    out += _charts(charts.reliability_diagram(measures.reliability_frame(r.runs)))
     out.append(Note("Brier score: the mean squared gap between the stated P(hot dog) and the truth (0 is best). "
                     "ECE: the photo-weighted mean gap between stated P(hot dog) and the share of hot dogs in 10 "
                     "equal-width bins. AUROC: the chance a hot dog gets a higher P(hot dog) than another photo "
                     "(0.5: no better than chance), with DeLong's 95% interval."))
-    return out + [Table(cal, tables.CALIBRATION)]
+    return out + [Table(cal, measures.CALIBRATION)]
 
 
 def _power(r: Report) -> list[Part]:
-    frame = tables.power_frame(r.runs)
+    frame = measures.power_frame(r.runs)
     out: list[Part] = [Note(s) for s in frame["sentence"].to_list() if s] if frame.height else []
     if frame.height:
         out.append(Note("Photos needed: for McNemar's test to find the gap seen with 80% power at alpha = 0.05, at "
                         "the discordance seen (Connor 1987; and by the exact conditional test). The smallest gap "
                         "detectable now is Connor's at the photos both answered ('–': not even every discordant "
                         "photo going one way would be enough)."))
-        out.append(Table(frame, tables.POWER))
-    widths, cols = tables.half_width_frame(r.runs)
+        out.append(Table(frame, measures.POWER))
+    widths, cols = measures.half_width_frame(r.runs)
     if widths.height:
         out.append(Note("Per category, how precise each accuracy is today: accuracy ± the half-width of its 95% "
                         "Wilson interval, in points, over the n photos answered."))
@@ -206,18 +206,18 @@ def _agreement(r: Report) -> list[Part]:
                             f"{fmt(a.get('fleiss_observed'), 'pct')}, {fmt(a.get('fleiss_expected'), 'pct')} by "
                             f"chance). Photos every model answered wrongly: {len(a.get('all_wrong') or [])} of "
                             f"{a.get('photos_all_answered')} all answered."))
-    agree = tables.agreement_frame(r.runs)
+    agree = measures.agreement_frame(r.runs)
     if not agree.height:
         return out
     out += _charts(charts.kappa_matrix(agree), charts.error_overlap_matrix(agree))
     out.append(Note("Both wrong ÷ independent: how much more often the two are wrong on the same photo than if "
                     "their mistakes were independent (Goel et al. 2025). Error consistency: Geirhos et al. (2020)'s "
                     "kappa over right/wrong."))
-    return out + [Table(agree.filter(pl.col("given")), tables.AGREEMENT)]
+    return out + [Table(agree.filter(pl.col("given")), measures.AGREEMENT)]
 
 
 def _intervals(r: Report) -> list[Part]:
-    models, pairs = tables.intervals_frame(r.runs), tables.pair_intervals_frame(r.runs)
+    models, pairs = measures.intervals_frame(r.runs), measures.pair_intervals_frame(r.runs)
     if not models.height and not pairs.height:
         return []
     out: list[Part] = []
@@ -232,9 +232,9 @@ def _intervals(r: Report) -> list[Part]:
     out.append(Note(f"A percentile bootstrap over photos ({boot.get('resamples', '?'):,} resamples, seed "
                     f"{boot.get('seed', '?')}) beside each closed-form interval."))
     if models.height:
-        out.append(Table(models, tables.INTERVALS))
+        out.append(Table(models, measures.INTERVALS))
     if pairs.height:
-        out.append(Table(pairs, tables.PAIR_INTERVALS))
+        out.append(Table(pairs, measures.PAIR_INTERVALS))
     return out
 
 

@@ -11,12 +11,12 @@ import json
 import polars as pl
 
 from ..protocol.conditions import arm_label
-from ..stats.metrics import BY_KEY, METRICS
-from .format import Col, fmt, metric_col, schema
+from ..stats.metrics import METRICS
+from .format import Col, metric_col, schema
 from .runs import RunData
 
 
-def _labelled(runs: list[RunData]):
+def labelled(runs: list[RunData]):
     """(run, summary, label) for every model (under each condition: `model@condition`); the label carries the
     run name only when runs are compared."""
     multi = len(runs) > 1
@@ -26,7 +26,7 @@ def _labelled(runs: list[RunData]):
             yield run, s, (f"{run.name}/{arm}" if multi else arm)
 
 
-def _ci(value) -> tuple[float | None, float | None]:
+def ci(value) -> tuple[float | None, float | None]:
     if isinstance(value, (list, tuple)) and len(value) == 2 and all(isinstance(v, (int, float)) for v in value):
         return float(value[0]), float(value[1])
     return None, None
@@ -49,12 +49,12 @@ LEADERBOARD = (Col("label", "model", "text"), Col("run", "run", "text", False), 
 def leaderboard(runs: list[RunData]) -> pl.DataFrame:
     """One row per model (per run): the metrics of stats/metrics.py, best accuracy first; CI bounds when recorded."""
     rows = []
-    for run, s, label in _labelled(runs):
+    for run, s, label in labelled(runs):
         row = {"label": label, "run": run.name, "model": s["model"], "stopped": s.get("stopped")}
         for m in METRICS:
             row[m.column] = m.value(s)
             if m.ci:
-                row[f"{m.column}_lo"], row[f"{m.column}_hi"] = _ci(m.interval(s))
+                row[f"{m.column}_lo"], row[f"{m.column}_hi"] = ci(m.interval(s))
         rows.append(row)
     df = pl.DataFrame(rows, schema=schema(LEADERBOARD), orient="row" if not rows else None)
     return df.sort(["accuracy", "label"], descending=[True, False], nulls_last=True)
@@ -69,7 +69,7 @@ CATEGORY = (Col("label", "model", "text"), Col("run", "run", "text", False), Col
 def category_accuracy(runs: list[RunData]) -> pl.DataFrame:
     """Long frame: label, run, model, category, accuracy, n (scored answered photos), lo, hi."""
     rows = []
-    for run, s, label in _labelled(runs):
+    for run, s, label in labelled(runs):
         frame = run.frame(s)
         counts = {}
         if frame is not None and frame.height:
@@ -77,7 +77,7 @@ def category_accuracy(runs: list[RunData]) -> pl.DataFrame:
             counts = dict(answered.group_by("category").len().iter_rows())
         cis = s.get("accuracy_by_category_ci95") or {}
         for cat, acc in (s.get("accuracy_by_category") or {}).items():
-            lo, hi = _ci(cis.get(cat))
+            lo, hi = ci(cis.get(cat))
             rows.append({"label": label, "run": run.name, "model": s["model"], "category": cat, "accuracy": acc,
                          "n": counts.get(cat, 0), "lo": lo, "hi": hi})
     return pl.DataFrame(rows, schema=schema(CATEGORY), orient="row" if not rows else None)
@@ -85,7 +85,7 @@ def category_accuracy(runs: list[RunData]) -> pl.DataFrame:
 
 def _rows(runs: list[RunData], columns: list[str]) -> pl.DataFrame:
     parts = []
-    for run, s, label in _labelled(runs):
+    for run, s, label in labelled(runs):
         frame = run.frame(s)
         if frame is None or not frame.height:
             continue
@@ -112,7 +112,7 @@ def latency_frame(runs: list[RunData]) -> pl.DataFrame:
 def trace_frame(runs: list[RunData]) -> pl.DataFrame:
     """label, t, limit: the in-flight limit over time, from the start value to the final one."""
     rows = []
-    for run, s, label in _labelled(runs):
+    for run, s, label in labelled(runs):
         conc = s.get("concurrency") or {}
         trace = [(float(t), int(lim)) for t, lim in conc.get("limit_trace") or []]
         if conc.get("start") is not None:
@@ -175,7 +175,7 @@ def pairs_frame(runs: list[RunData]) -> pl.DataFrame:
             diff = p.get("accuracy_diff")
             if diff is None and p.get("accuracy_a") is not None and p.get("accuracy_b") is not None:
                 diff = p["accuracy_a"] - p["accuracy_b"]
-            lo, hi = _ci(p.get("accuracy_diff_ci95"))
+            lo, hi = ci(p.get("accuracy_diff_ci95"))
             base = {"mcnemar_p": p.get("mcnemar_p"), "both_answered": p.get("both_answered")}
             rows.append({"a": a, "b": b, "accuracy_diff": diff, "lo": lo, "hi": hi, **base,
                          "a_only_right": p.get("only_a_right"), "b_only_right": p.get("only_b_right"),
@@ -197,10 +197,10 @@ PROVIDERS = (Col("label", "model", "text"), Col("provider", "provider", "text"),
 def providers_frame(runs: list[RunData]) -> pl.DataFrame:
     """summary.json's by_provider, one row per (model, provider), when recorded."""
     rows = []
-    for _, s, label in _labelled(runs):
+    for _, s, label in labelled(runs):
         for prov, d in (s.get("by_provider") or {}).items():
             if isinstance(d, dict):
-                lo, hi = _ci(d.get("accuracy_ci95"))
+                lo, hi = ci(d.get("accuracy_ci95"))
                 rows.append({"label": label, "provider": prov, "photos": d.get("photos"),
                              "answered": d.get("answered"), "accuracy": d.get("accuracy"), "lo": lo, "hi": hi,
                              "latency_p50_s": d.get("latency_p50_s"), "latency_p95_s": d.get("latency_p95_s"),
@@ -215,7 +215,7 @@ EXTRA_KEYS = ("self_consistency",)  # written by other tools; shown as recorded 
 def extras_frame(runs: list[RunData], keys: tuple[str, ...] = EXTRA_KEYS) -> pl.DataFrame:
     """label, measure, value: summary keys this report has no chart for, as recorded (JSON for nested values)."""
     rows = []
-    for _, s, label in _labelled(runs):
+    for _, s, label in labelled(runs):
         for k in keys:
             if s.get(k) is not None:
                 v = s[k]
@@ -227,7 +227,7 @@ def extras_frame(runs: list[RunData], keys: tuple[str, ...] = EXTRA_KEYS) -> pl.
 def _verdicts(runs: list[RunData]) -> tuple[pl.DataFrame, list[str]]:
     """id, category, is_hot_dog, scored, and one column per label: the model's answer (majority over repeats)."""
     base, labels = None, []
-    for run, s, label in _labelled(runs):
+    for run, s, label in labelled(runs):
         if run.dataset_sha256 != runs[0].dataset_sha256:
             continue
         frame = run.frame(s)
@@ -280,292 +280,3 @@ def bonus_rows(runs: list[RunData]) -> list[dict]:
 
 
 # -- measures beyond accuracy (stats/measures.py): calibration, photos needed, agreement, bootstrap ---------------
-def _metric(key: str, show: bool = True) -> Col:
-    m = BY_KEY[key]
-    return Col(m.column, m.label, m.kind, show)
-
-
-CALIBRATION = (Col("label", "model", "text"), Col("source", "probability from", "text"),
-               Col("with_probability", "photos with a probability", "count"), _metric("calibration.brier"),
-               _metric("calibration.ece"), _metric("calibration.auroc"),
-               Col("auroc_lo", "AUROC 95% CI low", "score", False), Col("auroc_hi", "AUROC 95% CI high", "score", False), Col("reason", "no probability because", "text"))
-SOURCES = {"noul": "Decisions noul", "logprobs": "token log-probabilities"}
-
-
-def calibration_frame(runs: list[RunData]) -> pl.DataFrame:
-    """One row per model: where its P(hot dog) comes from, how many rows carry one, Brier, ECE, AUROC; or why
-    there is none (a model without probabilities is listed, never left out)."""
-    rows = []
-    for _, s, label in _labelled(runs):
-        probs = s.get("probabilities") if isinstance(s.get("probabilities"), dict) else {}
-        if not probs and "calibration" not in s:
-            continue  # a run written before these measures
-        cal = s.get("calibration") if isinstance(s.get("calibration"), dict) else {}
-        lo, hi = _ci(cal.get("auroc_ci95"))
-        rows.append({"label": label, "source": SOURCES.get(probs.get("source"), probs.get("source") or "none"),
-                     "with_probability": probs.get("with_probability"), "brier": cal.get("brier"),
-                     "ece": cal.get("ece"), "auroc": cal.get("auroc"), "auroc_lo": lo, "auroc_hi": hi,
-                     "reason": s.get("calibration_reason")})
-    return pl.DataFrame(rows, schema=schema(CALIBRATION), orient="row" if not rows else None)
-
-
-RELIABILITY = (Col("label", "model", "text"), Col("lo", "bin from", "score"), Col("hi", "bin to", "score"),
-               Col("n", "photos", "count"), Col("mean_p", "mean stated P(hot dog)", "score"),
-               Col("frac_pos", "share that are hot dogs", "score"))
-
-
-def reliability_frame(runs: list[RunData]) -> pl.DataFrame:
-    """The reliability bins of every model with probabilities: stated P(hot dog) against the share of hot dogs."""
-    rows = []
-    for _, s, label in _labelled(runs):
-        cal = s.get("calibration") if isinstance(s.get("calibration"), dict) else {}
-        for b in cal.get("reliability") or []:
-            if isinstance(b, dict):
-                rows.append({"label": label, **{c.name: b.get(c.name) for c in RELIABILITY[1:]}})
-    return pl.DataFrame(rows, schema=schema(RELIABILITY), orient="row" if not rows else None)
-
-
-def _pair_label(run: RunData, p: dict, multi: bool) -> tuple[str, str]:
-    """The two sides of a pairs.json object, as the arms are labelled (model@condition under a condition)."""
-    a, b = arm_label(p["a"], p.get("condition_a")), arm_label(p["b"], p.get("condition_b"))
-    return (f"{run.name}/{a}", f"{run.name}/{b}") if multi else (a, b)
-
-
-def _pairs_of(runs: list[RunData]):
-    multi = len(runs) > 1
-    for run in runs:
-        for p in run.pairs or []:
-            if isinstance(p, dict) and "a" in p and "b" in p:
-                yield (*_pair_label(run, p, multi), p)
-
-
-POWER = (Col("a", "model A", "text"), Col("b", "model B", "text"), Col("accuracy_diff", "A minus B", "diff"),
-         Col("photos_have", "photos both answered", "count"),
-         Col("photos_needed", "photos needed (Connor 1987)", "count"),
-         Col("photos_needed_exact", "photos needed (exact test)", "count"),
-         Col("min_detectable_diff", "smallest gap detectable now", "pct"), Col("sentence", "in words", "text", False))
-
-
-def power_frame(runs: list[RunData]) -> pl.DataFrame:
-    """One row per pair: the photos a McNemar test at 80% power and alpha 0.05 needs at the observed gap, the photos
-    at hand, the smallest gap they detect, and the sentence (pairs.json's power)."""
-    rows = []
-    for a, b, p in _pairs_of(runs):
-        pw = p.get("power") if isinstance(p.get("power"), dict) else None
-        if pw is None:
-            continue
-        rows.append({"a": a, "b": b, "accuracy_diff": p.get("accuracy_diff"), "photos_have": pw.get("photos_have"),
-                     "photos_needed": pw.get("photos_needed"), "photos_needed_exact": pw.get("photos_needed_exact"),
-                     "min_detectable_diff": pw.get("min_detectable_diff"), "sentence": pw.get("sentence")})
-    return pl.DataFrame(rows, schema=schema(POWER), orient="row" if not rows else None)
-
-
-def half_width_frame(runs: list[RunData]) -> tuple[pl.DataFrame, tuple[Col, ...]]:
-    """One row per category, one column per model: its accuracy ± the half-width of the 95% interval today
-    (summary.json's accuracy_by_category_half_width95) and the photos it answered; the columns (one per model)
-    come with the frame."""
-    cat = category_accuracy(runs)
-    widths = {(label, c): w for _, s, label in _labelled(runs)
-              for c, w in (s.get("accuracy_by_category_half_width95") or {}).items()}
-    labels = list(dict.fromkeys(label for _, s, label in _labelled(runs)
-                                if s.get("accuracy_by_category_half_width95")))
-    cols = (Col("category", "category", "text"), *(Col(f"m{i}", lab, "text") for i, lab in enumerate(labels)))
-    if not widths or not cat.height:
-        return pl.DataFrame(schema=schema(cols)), cols
-    cells: dict[str, dict[str, str]] = {}
-    for r in cat.iter_rows(named=True):
-        if r["label"] not in labels:
-            continue
-        w = widths.get((r["label"], r["category"]))
-        text = "–" if r["accuracy"] is None else f"{fmt(r['accuracy'], 'pct')}" + \
-            ("" if w is None else f" ± {w * 100:.1f}") + f" (n {r['n']})"
-        cells.setdefault(r["category"], {})[f"m{labels.index(r['label'])}"] = text
-    rows = [{"category": c, **{f"m{i}": cells[c].get(f"m{i}") for i in range(len(labels))}} for c in sorted(cells)]
-    return pl.DataFrame(rows, schema=schema(cols), orient="row"), cols
-
-
-AGREEMENT = (Col("a", "model A", "text"), Col("b", "model B", "text"), Col("kappa", "Cohen's kappa", "score"),
-             Col("kappa_lo", "kappa 95% CI low", "score", False), Col("kappa_hi", "kappa 95% CI high", "score", False),
-             Col("both_wrong", "both wrong", "pct"), Col("independent", "both wrong if independent", "pct"),
-             Col("ratio", "both wrong ÷ independent", "rate"),
-             Col("error_consistency", "error consistency (kappa)", "score"),
-             Col("photos", "photos both answered", "count"), Col("given", "as in pairs.json", "bool", False))
-
-
-def agreement_frame(runs: list[RunData]) -> pl.DataFrame:
-    """Every pair and its mirror (the measures are symmetric): Cohen's kappa of the verdicts, how often both
-    were wrong against independence, the error consistency. `given` marks the rows as written in pairs.json."""
-    rows = []
-    for a, b, p in _pairs_of(runs):
-        k = p.get("cohen_kappa") if isinstance(p.get("cohen_kappa"), dict) else None
-        e = p.get("error_overlap") if isinstance(p.get("error_overlap"), dict) else {}
-        if k is None:
-            continue
-        lo, hi = _ci(k.get("ci95"))
-        row = {"kappa": k.get("kappa"), "kappa_lo": lo, "kappa_hi": hi, "both_wrong": e.get("both_wrong"),
-               "independent": e.get("independent"), "ratio": e.get("ratio"),
-               "error_consistency": e.get("error_consistency"), "photos": k.get("photos")}
-        rows += [{"a": a, "b": b, **row, "given": True}, {"a": b, "b": a, **row, "given": False}]
-    return pl.DataFrame(rows, schema=schema(AGREEMENT), orient="row" if not rows else None)
-
-
-INTERVALS = (Col("label", "model", "text"), Col("measure", "measure", "text"), Col("value", "estimate", "pct"),
-             Col("closed_lo", "closed form 95% low", "pct"), Col("closed_hi", "closed form 95% high", "pct"),
-             Col("boot_lo", "bootstrap 95% low", "pct"), Col("boot_hi", "bootstrap 95% high", "pct"),
-             Col("disagrees", "ends differ by > 1 point", "bool"))
-PAIR_INTERVALS = (Col("label", "pair", "text"), Col("measure", "measure", "text"), Col("value", "estimate", "diff"),
-                  Col("closed_lo", "Newcombe 95% low", "diff"), Col("closed_hi", "Newcombe 95% high", "diff"),
-                  Col("boot_lo", "bootstrap 95% low", "diff"), Col("boot_hi", "bootstrap 95% high", "diff"),
-                  Col("disagrees", "ends differ by > 1 point", "bool"))
-_CLOSED = {"accuracy": "Wilson", "balanced_accuracy": "MOVER"}
-
-
-def intervals_frame(runs: list[RunData]) -> pl.DataFrame:
-    """Per model: accuracy and balanced accuracy with the closed-form and the bootstrap interval side by side."""
-    rows = []
-    for _, s, label in _labelled(runs):
-        boot = s.get("bootstrap") if isinstance(s.get("bootstrap"), dict) else None
-        if boot is None:
-            continue
-        for key, method in _CLOSED.items():
-            clo, chi = _ci(s.get(f"{key}_ci95"))
-            blo, bhi = _ci(boot.get(f"{key}_ci95"))
-            rows.append({"label": label, "measure": f"{key.replace('_', ' ')} (closed form: {method})",
-                         "value": s.get(key), "closed_lo": clo, "closed_hi": chi, "boot_lo": blo, "boot_hi": bhi,
-                         "disagrees": key in (boot.get("disagrees") or [])})
-    return pl.DataFrame(rows, schema=schema(INTERVALS), orient="row" if not rows else None)
-
-
-def pair_intervals_frame(runs: list[RunData]) -> pl.DataFrame:
-    """Per pair: the accuracy difference with Newcombe's and the bootstrap interval side by side."""
-    rows = []
-    for a, b, p in _pairs_of(runs):
-        boot = p.get("bootstrap") if isinstance(p.get("bootstrap"), dict) else None
-        if boot is None:
-            continue
-        clo, chi = _ci(p.get("accuracy_diff_ci95"))
-        blo, bhi = _ci(boot.get("accuracy_diff_ci95"))
-        rows.append({"label": f"{a} vs {b}", "measure": "accuracy A minus B (closed form: Newcombe)",
-                     "value": p.get("accuracy_diff"),
-                     "closed_lo": clo, "closed_hi": chi, "boot_lo": blo, "boot_hi": bhi,
-                     "disagrees": bool(boot.get("disagrees"))})
-    return pl.DataFrame(rows, schema=schema(PAIR_INTERVALS), orient="row" if not rows else None)
-
-
-# -- conditions (docs/experiments.md) ----------------------------------------------------------------------
-CONDITIONS = (Col("label", "model", "text"), Col("run", "run", "text", False), Col("model", "model id", "text", False),
-              Col("condition", "condition", "text"), Col("spec", "spec", "text"), Col("photos", "photos", "count"),
-              Col("accuracy", "accuracy", "pct"), Col("accuracy_lo", "accuracy 95% CI low", "pct", False),
-              Col("accuracy_hi", "accuracy 95% CI high", "pct", False),
-              Col("vs_reference", "minus the reference", "diff"), Col("vs_reference_lo", "95% CI low", "diff", False),
-              Col("vs_reference_hi", "95% CI high", "diff", False), Col("mcnemar_p", "McNemar p", "p"),
-              Col("prompt_tokens_per_photo", "prompt tokens per photo", "rate"),
-              Col("usd_per_photo", "USD per photo", "usd"),
-              Col("image_pixels_per_photo", "pixels sent per photo", "count"),
-              Col("frontier", "on the cost-accuracy frontier", "bool"))
-
-
-def _spec_text(s: dict) -> str:
-    from ..protocol.conditions import Condition
-
-    spec = s.get("condition_spec")
-    if not isinstance(spec, dict) or not spec:
-        return "(reference)" if "condition" not in s else "(as the reference)"
-    try:
-        return Condition(s.get("condition") or "x", **spec).text()
-    except TypeError:
-        return json.dumps(spec, sort_keys=True)
-
-
-def _vs_reference(run: RunData, model: str, condition: str) -> dict:
-    """This condition minus the reference, for one model, from pairs.json (the pair is written reference
-    first, so its sign is turned)."""
-    for p in run.pairs or []:
-        if isinstance(p, dict) and p.get("a") == model == p.get("b") and p.get("condition_a") == "reference" \
-                and p.get("condition_b") == condition:
-            lo, hi = _ci(p.get("accuracy_diff_ci95"))
-            diff = p.get("accuracy_diff")
-            return {"vs_reference": None if diff is None else -diff, "vs_reference_lo": None if hi is None else -hi,
-                    "vs_reference_hi": None if lo is None else -lo, "mcnemar_p": p.get("mcnemar_p")}
-    return {}
-
-
-def conditions_frame(runs: list[RunData]) -> pl.DataFrame:
-    """One row per (model, condition) of the runs with conditions: accuracy, the difference from the reference
-    (paired, from pairs.json), tokens and USD per photo, and whether it is on its model's cost-accuracy frontier
-    (no other condition of the model at most as dear and at least as accurate)."""
-    from ..stats.conditions import condition_of, pareto_front
-
-    rows = []
-    multi = len(runs) > 1
-    for run in runs:
-        if not run.has_conditions:
-            continue
-        for s in run.summaries:
-            cond = condition_of(s)
-            lo, hi = _ci(s.get("accuracy_ci95"))
-            per1000 = s.get("cost_per_1000_photos_usd")
-            per_photo = s.get("cost_per_photo_usd")
-            rows.append({"label": f"{run.name}/{s['model']}" if multi else s["model"], "run": run.name,
-                         "model": s["model"], "condition": cond, "spec": _spec_text(s), "photos": s.get("photos"),
-                         "accuracy": s.get("accuracy"), "accuracy_lo": lo, "accuracy_hi": hi,
-                         "vs_reference": None, "vs_reference_lo": None, "vs_reference_hi": None, "mcnemar_p": None,
-                         **(_vs_reference(run, s["model"], cond) if cond != "reference" else {}),
-                         "prompt_tokens_per_photo": s.get("prompt_tokens_per_photo"),
-                         "usd_per_photo": per_photo if per_photo is not None else
-                         None if per1000 is None else per1000 / 1000,
-                         "image_pixels_per_photo": s.get("image_pixels_per_photo"), "frontier": None})
-    by_model: dict[tuple[str, str], list[dict]] = {}
-    for r in rows:
-        by_model.setdefault((r["run"], r["model"]), []).append(r)
-    for group in by_model.values():
-        for r, on in zip(group, pareto_front((r["usd_per_photo"], r["accuracy"]) for r in group)):
-            r["frontier"] = on
-    return pl.DataFrame(rows, schema=schema(CONDITIONS), orient="row" if not rows else None)
-
-
-CONDITION_PAIRS = (Col("label", "model", "text"), Col("a", "condition A", "text"), Col("b", "condition B", "text"),
-                   Col("accuracy_diff", "A minus B", "diff"), Col("lo", "95% CI low", "diff", False),
-                   Col("hi", "95% CI high", "diff", False), Col("mcnemar_p", "McNemar p", "p"),
-                   Col("both_answered", "photos both answered", "count"),
-                   Col("a_only_right", "only A right", "count"), Col("b_only_right", "only B right", "count"))
-
-
-def condition_pairs_frame(runs: list[RunData]) -> pl.DataFrame:
-    """pairs.json's pairs of one model's conditions (McNemar and the paired difference A minus B)."""
-    rows = []
-    multi = len(runs) > 1
-    for run in runs:
-        for p in run.pairs or []:
-            if not isinstance(p, dict) or p.get("a") != p.get("b") or "condition_a" not in p:
-                continue
-            lo, hi = _ci(p.get("accuracy_diff_ci95"))
-            rows.append({"label": f"{run.name}/{p['a']}" if multi else p["a"], "a": p.get("condition_a"),
-                         "b": p.get("condition_b"), "accuracy_diff": p.get("accuracy_diff"), "lo": lo, "hi": hi,
-                         "mcnemar_p": p.get("mcnemar_p"), "both_answered": p.get("both_answered"),
-                         "a_only_right": p.get("only_a_right"), "b_only_right": p.get("only_b_right")})
-    return pl.DataFrame(rows, schema=schema(CONDITION_PAIRS), orient="row" if not rows else None)
-
-
-PROMPT_SPREAD = (Col("label", "model", "text"), Col("accuracies", "accuracy by prompt condition", "text"),
-                 Col("min", "lowest", "pct"), Col("max", "highest", "pct"), Col("spread", "spread", "diff"),
-                 Col("lowest", "lowest under", "text"), Col("highest", "highest under", "text"))
-
-
-def prompt_spread_frame(runs: list[RunData]) -> pl.DataFrame:
-    """Each model's accuracy across its prompt conditions (summary.json's prompt_spread), FormatSpread-style."""
-    rows, seen = [], set()
-    multi = len(runs) > 1
-    for run in runs:
-        for s in run.summaries:
-            ps = s.get("prompt_spread")
-            if not isinstance(ps, dict) or (run.name, s["model"]) in seen:
-                continue
-            seen.add((run.name, s["model"]))
-            accs = ps.get("conditions") or {}
-            rows.append({"label": f"{run.name}/{s['model']}" if multi else s["model"],
-                         "accuracies": ", ".join(f"{c} {a:.1%}" for c, a in accs.items()
-                                                 if isinstance(a, (int, float))),
-                         "min": ps.get("min"), "max": ps.get("max"), "spread": ps.get("spread"),
-                         "lowest": ps.get("lowest"), "highest": ps.get("highest")})
-    return pl.DataFrame(rows, schema=schema(PROMPT_SPREAD), orient="row" if not rows else None)

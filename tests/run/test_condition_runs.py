@@ -115,18 +115,18 @@ def test_two_models_three_conditions_end_to_end(two_by_three):
 def test_the_report_and_the_estimate_of_a_run_with_conditions(two_by_three):
     from hotdogbench_core.report.html import write_offline_report
     from hotdogbench_core.report.runs import load_run
-    from hotdogbench_core.report import tables
+    from hotdogbench_core.report import experiments, tables  # noqa: F401
     from hotdogbench_core.report.estimate import past_condition_tokens
 
     res, out = two_by_three
     run_data = load_run(out, "c")
-    cond = tables.conditions_frame([run_data])
+    cond = experiments.conditions_frame([run_data])
     assert cond.height == 6 and cond.filter(pl.col("condition") == "small")["vs_reference"].max() < -0.1
     for m in MODELS:  # the cheapest condition is always on its model's frontier
         rows = cond.filter(pl.col("model") == m).sort("usd_per_photo")
         assert rows["frontier"][0] is True
-    assert tables.condition_pairs_frame([run_data]).height == 6
-    assert tables.prompt_spread_frame([run_data]).height == 2
+    assert experiments.condition_pairs_frame([run_data]).height == 6
+    assert experiments.prompt_spread_frame([run_data]).height == 2
     assert {"typesafe/jev-1.14@small", "anthropic/claude-haiku-5.5@small"} <= set(tables.pairs_frame([run_data])["a"])
     html = write_offline_report(out, ["c"], path=out / "r.html").read_text()
     assert "Cost against accuracy, by condition" in html and "Prompt spread" in html

@@ -13,6 +13,7 @@ from hotdogbench_core import RunSettings, load_dataset, plan_run, run_models
 from hotdogbench_core.errors import FieldError
 from hotdogbench_core.protocol.chat import LOGPROBS
 from hotdogbench_core.report import runs as rp
+from hotdogbench_core.report import measures
 from hotdogbench_core.report import tables as tb
 from hotdogbench_core.report.html import build_offline_report
 from hotdogbench_core.report.sections import Report, render
@@ -81,7 +82,7 @@ def test_models_without_probabilities_are_marked_not_dropped(measured):
     dec = _summary(measured, DECISIONS)  # Decisions state a probability without being asked
     assert dec["probabilities"] == {"source": "noul", "photos": 310, "with_probability": 310}
     assert dec["calibration"]["ece"] < 0.08
-    frame = tb.calibration_frame([rp.load_run(measured.run_dir.parent, "m")])
+    frame = measures.calibration_frame([rp.load_run(measured.run_dir.parent, "m")])
     assert frame["label"].to_list() == MODELS  # every model listed
     assert frame.filter(pl.col("label") == NOT_ASKED)["reason"].item().startswith("not asked")
 

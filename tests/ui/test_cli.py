@@ -4,7 +4,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 
 import duckdb
 import httpx

@@ -1,5 +1,4 @@
 """Live run state, plans and runs started from them, notebook arguments, thumbnails."""
-import asyncio
 import io
 
 import pytest
@@ -12,7 +11,6 @@ from hotdogbench_core.limit.aimd import LimitChange
 from hotdogbench_core.ui.live import LiveRun, ModelLive
 from hotdogbench_core.run.events import LimitChanged, ModelFinished, ModelStarted, PhotoDone
 from hotdogbench_core.store.results import Result
-from hotdogbench_core.sim.app import SimConfig, Simulator, labels_from_parquet
 from hotdogbench_core.report.thumbs import image_data_uri, preview_ids, thumbnails
 
 

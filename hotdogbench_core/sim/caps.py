@@ -1,0 +1,110 @@
+"""The simulator's caps, hidden from the client: credits, an in-flight cap, fixed windows and token buckets
+(key-wide or per model), moved by a cap schedule, refused with the Retry-After or reset hint a server of the
+chosen kind sends (a SimCore mixin)."""
+from __future__ import annotations
+
+import math
+import time
+
+from aiohttp import web
+
+from .config import SimConfig
+
+_NO_CREDITS = "Insufficient credits. Add more at https://openrouter.ai/settings/credits"
+
+
+def _secs(x: float) -> str:
+    """Seconds for a Retry-After header: an integer when whole, else milliseconds rounded up ("0.125")."""
+    if x == int(x):
+        return str(int(x))
+    return f"{math.ceil(x * 1000) / 1000:.3f}"
+
+
+class Caps:
+    """The cap state and checks of SimCore: _check_caps answers a refusal or None (admitted)."""
+
+    def _check_caps(self, cfg: SimConfig, digest: str, t: float, model: str = "*") -> web.Response | None:
+        """The refusal of a request over a cap (credits, in flight, fixed window, token bucket), or None."""
+        stats = self.stats
+        if cfg.credits_usd is not None and stats.spent_usd >= cfg.credits_usd:
+            return self._reject(digest, t, 402, _NO_CREDITS,
+                                {"spent_usd": stats.spent_usd, "limit_usd": cfg.credits_usd})
+        scale = self._scale(cfg, t)
+        if cfg.max_in_flight is not None and stats.in_flight >= round(cfg.max_in_flight * scale):
+            return self._rate_limited(digest, t, None, cfg.max_in_flight)
+        key = model if cfg.caps_per == "model" else "*"
+        if cfg.window_n is not None:
+            wait = self._window_wait(cfg, key, round(cfg.window_n * scale))
+            if wait is not None:
+                return self._rate_limited(digest, t, wait, cfg.window_n)
+        if cfg.rate_per_s is None:
+            self._buckets.clear()
+        else:
+            self._tokens, self._bucket_t = self._buckets.get(key, (None, 0.0))
+            wait = self._take_token(cfg, t, scale)
+            self._buckets[key] = (self._tokens, self._bucket_t)
+            if wait is not None:
+                return self._rate_limited(digest, t, wait, cfg.burst)
+        return None
+
+    def _rate_limited(self, digest, t, wait: float | None, limit: int) -> web.Response:
+        cfg = self.config
+        mode = cfg.retry_after
+        known = wait is not None and wait != math.inf
+        ra = None if mode in ("none", "reset_requests", "gateway") else \
+            wait if mode == "exact" and known else cfg.retry_after_s
+        if mode == "large" and self._rng.random() >= cfg.retry_after_share:
+            ra = None
+        reset_in = wait if known else cfg.retry_after_s
+        rl = {"X-RateLimit-Limit": str(limit), "X-RateLimit-Remaining": "0",
+              "X-RateLimit-Reset": str(int((time.time() + reset_in) * 1000))}
+        headers = dict(rl)
+        if ra is not None:
+            ra = float(_secs(ra))
+            headers["Retry-After"] = _secs(ra)
+        elif mode == "reset_requests":
+            m, sec = divmod(math.ceil(reset_in), 60)
+            headers["x-ratelimit-reset-requests"] = f"{m}m{sec}s" if m else f"{sec}s"
+            ra = float(math.ceil(reset_in))  # (what the client should wait, for the stats)
+        elif mode == "gateway":
+            headers["llm_provider-retry-after"] = _secs(cfg.retry_after_s)
+            ra = cfg.retry_after_s
+        return self._reject(digest, t, 429, "Rate limit exceeded (simulated)", {"headers": rl}, headers, ra)
+
+    def _scale(self, cfg: SimConfig, t: float) -> float:
+        """The cap_schedule's factor at monotonic time t (1 before its first entry)."""
+        if not cfg.cap_schedule:
+            return 1.0
+        if self._t_first is None:
+            self._t_first = t
+        factor = 1.0
+        for at, f in cfg.cap_schedule:
+            if t - self._t_first >= at:
+                factor = f
+        return factor
+
+    def _window_wait(self, cfg: SimConfig, key: str, n: int) -> float | None:
+        """None if the model's (or key's) fixed window has room (and counts the request), else the wait."""
+        now = time.time()
+        idx = math.floor(now / cfg.window_s)
+        start, used = self._windows.get(key, (idx, 0))
+        if start != idx:
+            used = 0
+        if used >= n:
+            self._windows[key] = (idx, used)
+            return (idx + 1) * cfg.window_s - now
+        self._windows[key] = (idx, used + 1)
+        return None
+
+    def _take_token(self, cfg: SimConfig, now: float, scale: float = 1.0) -> float | None:
+        """None if a token was taken, else seconds until the bucket holds one."""
+        rate, burst = cfg.rate_per_s * scale, cfg.burst
+        if self._tokens is None:
+            self._tokens = float(burst)
+        else:
+            self._tokens = min(float(burst), self._tokens + (now - self._bucket_t) * rate)
+        self._bucket_t = now
+        if self._tokens >= 1.0 - 1e-9:
+            self._tokens = max(0.0, self._tokens - 1.0)
+            return None
+        return (1.0 - self._tokens) / rate if rate > 0 else math.inf

@@ -190,16 +190,22 @@ def test_auth_unknown_model_and_bad_bodies():
 
 
 def test_image_found_in_unusual_but_valid_json():
-    im = os.urandom(3000)
-    body = body_for(CHAT, im)
-    # a text part mentioning ";base64," before the image, and JSON-escaped slashes inside the payload
-    body["messages"][0]["content"].insert(0, {"type": "text", "text": 'say ";base64," twice'})
-    raw = json.dumps(body).replace("/", "\\/").encode()
+    # the same body sent plainly and with JSON-escaped slashes must read as the same photo and question; a text
+    # part before the image changes the question (a prompt variant, whose answer may be re-drawn), so the plain
+    # body carries it too
+    rng = random.Random(7)
+    images = [rng.randbytes(3000) for _ in range(20)]
     with Simulator(SimConfig(**FAST)) as sim:
-        r = httpx.post(sim.base_url + CHAT_PATH, content=raw, headers=AUTH)
-        assert r.status_code == 200, r.text
-        assert post(sim, CHAT, im).json()["choices"][0]["message"] == r.json()["choices"][0]["message"]
-        assert list(sim.stats.by_digest) == [hashlib.sha256(im).hexdigest()]
+        for im in images:
+            body = body_for(CHAT, im)
+            body["messages"][0]["content"].insert(0, {"type": "text", "text": 'say ";base64," twice'})
+            plain = httpx.post(sim.base_url + CHAT_PATH, json=body, headers=AUTH)
+            escaped = httpx.post(sim.base_url + CHAT_PATH, content=json.dumps(body).replace("/", "\\/").encode(),
+                                 headers=AUTH)
+            assert escaped.status_code == 200, escaped.text
+            assert escaped.json()["choices"][0]["message"] == plain.json()["choices"][0]["message"]
+        assert sorted(sim.stats.by_digest) == sorted(hashlib.sha256(im).hexdigest() for im in images)
+        assert all(len(v) == 2 for v in sim.stats.by_digest.values())
 
 
 # --- answers ------------------------------------------------------------------------------------------------

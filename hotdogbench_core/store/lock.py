@@ -34,7 +34,20 @@ class RunLockedError(FieldError):
                          f"resume with --resume (nothing was sent)")
 
 
-def _holder(fd: int) -> dict | None:
+# The holder writes its name just after it takes the lock: a process refused in between waits this long for it
+HOLDER_WAIT_S = 0.5
+
+
+def _holder(fd: int, wait_s: float = HOLDER_WAIT_S) -> dict | None:
+    deadline = time.monotonic() + wait_s
+    while True:
+        holder = _read_holder(fd)
+        if (holder and holder.get("pid")) or time.monotonic() >= deadline:
+            return holder
+        time.sleep(0.02)
+
+
+def _read_holder(fd: int) -> dict | None:
     try:
         data = os.pread(fd, 4096, 0)
         obj = json.loads(data) if data.strip() else None

@@ -1,9 +1,11 @@
 """One process per run folder: a second one is told who holds it and sends nothing; a killed holder blocks nothing."""
 import asyncio
+import fcntl
 import json
 import os
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -65,3 +67,26 @@ def test_the_lock_names_its_holder_and_is_free_once_released(tmp_path):
     with RunLock(path):  # released: free again
         pass
     assert path.read_text() == ""  # no stale PID left behind by a clean exit
+
+
+def test_a_refused_process_waits_briefly_for_the_holders_name(tmp_path):
+    # the holder takes the lock, then writes its PID: one refused in between must still name it
+    path = tmp_path / "run.lock"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    writer = threading.Timer(0.15, lambda: os.pwrite(fd, json.dumps({"pid": 4242}).encode(), 0))
+    writer.start()
+    try:
+        with pytest.raises(RunLockedError, match="in use by process 4242"):
+            RunLock(path).acquire()
+    finally:
+        writer.join()
+        os.close(fd)
+    # a holder that never writes its name: the message says "another process", after the short wait only
+    fd = os.open(tmp_path / "silent.lock", os.O_RDWR | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    try:
+        with pytest.raises(RunLockedError, match="in use by another process"):
+            RunLock(tmp_path / "silent.lock").acquire()
+    finally:
+        os.close(fd)

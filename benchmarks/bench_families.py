@@ -75,18 +75,38 @@ def make_clients(policy: str, setup, clock):
     return clients
 
 
-def _allowed(cap, t0: float, t1: float, mean_latency: float) -> float:
+def _tokens_at(cap, t0: float, admitted: list[float]) -> float:
+    """A bucket's tokens at t0, replayed from the admissions before it (it starts full)."""
+    tokens, last = max(1.0, cap.burst * cap.factor(0.0)), 0.0
+    for t in sorted(x for x in admitted if x < t0) + [t0]:
+        tokens = min(max(1.0, cap.burst * cap.factor(t)), tokens + (t - last) * cap.rate * cap.factor(t))
+        last = t
+        if t < t0:
+            tokens -= 1.0
+    return max(0.0, tokens)
+
+
+def _allowed(cap, t0: float, t1: float, mean_latency: float, admitted: list[float]) -> float:
     if t1 <= t0:
         return 0.0
     steps = max(1, int((t1 - t0) / 0.05))
     dt = (t1 - t0) / steps
-    if cap.kind == "bucket":
+    if cap.kind == "bucket":  # the tokens left at t0, plus the integral of the rate as it moved
         integral = sum(cap.rate * cap.factor(t0 + (i + 0.5) * dt) for i in range(steps)) * dt
-        return max(1.0, cap.burst * cap.factor(0.0)) + integral
+        return _tokens_at(cap, t0, admitted) + integral
     if cap.kind == "inflight":  # Little's law, plus the requests in flight when the span ends (sent within it)
         return sum(cap.n * cap.factor(t0 + (i + 0.5) * dt) for i in range(steps)) * dt / mean_latency + \
             cap.n * cap.factor(t1)
     raise ValueError(cap.kind)
+
+
+def ramp(setup, caps, clients: int) -> float:
+    """Seconds an ideal slow start needs to fill the cap: from START in flight per client, doubling per mean
+    latency, up to the cap's rate x the mean latency (an in-flight cap: its n). Utilization is judged from there:
+    no client can use a cap before it has that many in flight (a short run at a long latency would otherwise be
+    judged on its ramp)."""
+    need = max(c.n if c.kind == "inflight" else c.limit_now(0.0) * setup.mean_latency for c in caps)
+    return setup.mean_latency * max(0.0, math.log2(need / (START * clients)))
 
 
 def _windows(cap, t1: float) -> list[tuple[float, float, int]]:
@@ -103,17 +123,18 @@ def _windows(cap, t1: float) -> list[tuple[float, float, int]]:
 def utilization(setup, clients: list[Client], group: list[int], span: float) -> float:
     caps = setup.measure[group[0]]
     sends = [t for i in group for t, ok, _ in clients[i].sends if ok]
+    t0 = min(ramp(setup, caps, len(group)), span)
     best = []
     for cap in caps:
         if cap.kind == "window":
-            wins = _windows(cap, span)
+            wins = [w for w in _windows(cap, span) if w[0] >= t0] or _windows(cap, span)[-1:]
             if not wins:
                 continue
             admitted = sum(1 for t in sends if any(a <= t < b for a, b, _ in wins))
             best.append(admitted / sum(n for _, _, n in wins))
         else:
-            admitted = sum(1 for t in sends if t < span)
-            allowed = _allowed(cap, 0.0, span, setup.mean_latency)
+            admitted = sum(1 for t in sends if t0 <= t < span)
+            allowed = _allowed(cap, t0, span, setup.mean_latency, sends)
             if allowed > 0:
                 best.append(admitted / allowed)
     return 100 * max(best) if best else float("nan")  # the binding cap: the one most used

@@ -31,11 +31,12 @@ class PacedLimiter(LimitHistory):
     POLICY = "adaptive"
     BETA = 0.9  # cut to 90%: the sawtooth between 0.9 C and C averages 95% of a hard cap (0.7 would give 85%)
     PROBE_SENDS = 100  # a probe cycle spans about this many sends: one refusal per cycle is 1% throttled
-    PROBE_MAX_S = 3.0  # ... but lasts at most this long: back at the old ceiling after it, 1.8x it after 3x it
+    PROBE_MAX_S = 6.0  # ... but lasts at most this long: back at the old ceiling after it, 1.8x it after 3x it
     HEADROOM = 2.0  # the probe runs at most this far past what the server was seen to take (rate and in flight)
     REFUSED = 3  # this many refusals in a row with nothing taken between: a spent quota, not a rate
     BACKOFF_MAX_S = 4.0  # while refused, probes back off from 1/16 of this up to it: a window's boundary is missed
     #                      by at most this, and a minute's refusal costs about ten probes
+    NOISE = 0.05  # under the last ceiling, refusals up to this share of the sends are noise (random 402s: 0-2%)
     RETRY_BASE_S = 0.1  # a refused photo without Retry-After waits up to this x 2**attempts: the pacer keeps the rate
 
     def __init__(self, start: int, cap: int, clock: Callable[[], float] = time.perf_counter,
@@ -65,6 +66,7 @@ class PacedLimiter(LimitHistory):
         self._probe_sent: float | None = None  # ... and when the one out went
         self._refusal_s = 0.0  # the slowest refusal of the latest run of them: a probe not refused in time passed
         self._open_t, self._open_sends, self._open_refused = clock(), 0, 0  # since the last refusal ended
+        self._rtt = 1.0  # the latest answer's latency
         self._changed = -math.inf  # the last cut: refusals of requests sent before it show are old news
 
     limit = property(lambda self: max(1, int(self.window())))  # the in-flight limit now
@@ -89,7 +91,9 @@ class PacedLimiter(LimitHistory):
     def _curve(self, ceiling: float, t_set: float, now: float, k: float) -> float:
         """CUBIC's probe: BETA x ceiling when set, back at the ceiling after k seconds, then ever faster."""
         x = (now - t_set) / k - 1.0
-        return ceiling * (1.0 + (1.0 - self.BETA) * max(-1.0, min(x, 5.0)) ** 3)
+        if x <= 0:
+            return ceiling * (1.0 - (1.0 - self.BETA) * min(1.0, -x) ** 3)
+        return ceiling * 2.0 ** min(2.0 * x, 20.0)  # past it with nothing refused: doubling every k/2
 
     def rate(self, now: float | None = None) -> float:
         """The pace now, requests per second (inf: unpaced, before the first rate signal)."""
@@ -112,7 +116,9 @@ class PacedLimiter(LimitHistory):
         if self.slow_start:
             return self._window
         now = self.clock() if now is None else now
-        value = self._curve(self._w_ceiling, self._w_t, now, self._w_k)
+        x = (now - self._w_t) / self._w_k - 1.0  # back at the ceiling after k, then one more, two, four ...
+        value = self._curve(self._w_ceiling, self._w_t, now, self._w_k) if x <= 0 else \
+            self._w_ceiling + 2.0 ** min(2.0 * x, 20.0) - 1.0
         return max(1.0, min(float(self.cap), value, max(self._w_ceiling, self.HEADROOM * self._seen)))
 
     # -- the gate -----------------------------------------------------------------------------------------
@@ -159,6 +165,7 @@ class PacedLimiter(LimitHistory):
             if self.refused and self._probe_sent is not None:
                 self._probe_at, self._probe_sent = now, None  # the probe said nothing: another may go
         elif kind == "success":
+            self._rtt = latency or self._rtt
             self._taken_one(now, now - (latency or 0.0), level)
         else:
             self.throttles += 1
@@ -232,19 +239,25 @@ class PacedLimiter(LimitHistory):
         if level > self._seen and level > 1:  # above every level lately taken: an in-flight cap
             if level - 1 < window or self.slow_start:
                 self.slow_start = False
+                again = not self.slow_start and level - 1 <= self._w_ceiling + 1  # refused there before
                 self._window = self._w_ceiling = float(level - 1)
                 self._w_k = self.PROBE_SENDS / max(self.taken_rate(now), 1e-3)  # by sends: a probe costs a refusal
+                if not again:  # a first reading (a burst may have met a rate cap): tested again after a round trip
+                    self._w_k = min(self._w_k, max(self._rtt, 1e-3))
                 self._w_t = now - self._w_k  # at the ceiling: measured, not cut
                 self._record(now, f"window {tag}")
             return
         if sent_at < self._changed + 1.0 / max(self.rate(now), 1e-3):
             return  # sent before the last cut could show: it answered this one already
-        recent = self._sends[0] if len(self._sends) == self._sends.maxlen else -math.inf
-        if sum(1 for t in self._refusals if t >= max(recent, self._changed)) < 2:
-            return  # one refusal in PROBE_SENDS sends is noise (a random 402): a cap passed refuses again
+        rate = self.rate(now)
+        if not self.slow_start and not math.isinf(rate) and rate < self._r_ceiling:
+            since = max(self._sends[0], self._changed)
+            refused = sum(1 for t in self._refusals if t >= since)
+            if refused < 2 or refused <= self.NOISE * sum(1 for t in self._sends if t >= since):
+                return  # under the last ceiling: noise, unless more than NOISE of the sends since the cut were
         # a rate cap: BETA x the lesser of the pace and what the server took (if the pace held sends back: else
         # the window did, and what was taken measures the window, not the cap)
-        rate, taken = self.rate(now), self.taken_rate(now)
+        taken = self.taken_rate(now)
         if self.taken_rate(now, sent=True) < self.BETA * rate:
             taken = rate
         if self._key is not None and rate < self.BETA * self._key.mean_pace(now):

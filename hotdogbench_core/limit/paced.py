@@ -72,7 +72,7 @@ class PacedLimiter(LimitHistory):
     limit = property(lambda self: max(1, int(self.window())))  # the in-flight limit now
     refused = property(lambda self: self._in_row >= self.REFUSED)  # refused in a row: probing
 
-    def taken_rate(self, now: float, sent: bool = False) -> float:
+    def taken_rate(self, now: float, sent: bool = False, recent: bool = False) -> float:
         """Requests per second the server took (sent=True: were sent) over the last PROBE_SENDS sends, since the
         last cut if at least REFUSED were sent since (not refused yet counts as taken: refusals come at once)."""
         sends = self._sends
@@ -81,6 +81,8 @@ class PacedLimiter(LimitHistory):
         t0 = sends[0]
         if self._changed > t0 and sum(1 for t in sends if t >= self._changed) >= self.REFUSED:
             t0 = self._changed
+        if recent and len(sends) > self.PROBE_SENDS // 4:
+            t0 = max(t0, sends[-(self.PROBE_SENDS // 4)])
         n = sum(1 for t in sends if t >= t0) - (0 if sent else sum(1 for t in self._refusals if t >= t0))
         return max(0.0, n) / max(now - t0, 1e-3)
 
@@ -257,9 +259,7 @@ class PacedLimiter(LimitHistory):
                 return  # under the last ceiling: noise, unless more than NOISE of the sends since the cut were
         # a rate cap: BETA x the lesser of the pace and what the server took (if the pace held sends back: else
         # the window did, and what was taken measures the window, not the cap)
-        taken = self.taken_rate(now)
-        if self.taken_rate(now, sent=True) < self.BETA * rate:
-            taken = rate
+        taken = self.taken_rate(now, recent=True)
         if self._key is not None and rate < self.BETA * self._key.mean_pace(now):
             return  # under its share of the key: the larger shares cut (a cap of its own refuses it in a row)
         self._cut(now, min(rate, taken), f"cut {tag}")

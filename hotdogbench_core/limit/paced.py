@@ -252,7 +252,7 @@ class PacedLimiter(LimitHistory):
         if sent_at < self._changed + 1.0 / max(self.rate(now), 1e-3):
             return  # sent before the last cut could show: it answered this one already
         rate = self.rate(now)
-        if not self.slow_start and not math.isinf(rate) and rate < self._r_ceiling:
+        if not self.slow_start and not math.isinf(rate) and rate < self._r_ceiling * (1 - (1 - self.BETA) / 8):
             since = max(self._sends[0], self._changed)
             refused = sum(1 for t in self._refusals if t >= since)
             if refused < 2 or refused <= self.NOISE * sum(1 for t in self._sends if t >= since):

@@ -64,6 +64,7 @@ class PacedLimiter(LimitHistory):
         self._last_refusal = -math.inf
         self._probe_at, self._backoff = -math.inf, 0.0  # while refused: when the next probe may go
         self._probe_sent: float | None = None  # ... and when the one out went
+        self._trust = self._hinted = True  # the server's hints are trusted for the probes until one proves wrong
         self._refusal_s = 0.0  # the slowest refusal of the latest run of them: a probe not refused in time passed
         self._open_t, self._open_sends, self._open_refused = clock(), 0, 0  # since the last refusal ended
         self._rtt = 1.0  # the latest answer's latency
@@ -107,7 +108,7 @@ class PacedLimiter(LimitHistory):
         if value >= top:  # far past the old ceiling with nothing refused: a new ceiling, if sends followed
             if self.taken_rate(now) < self._r_ceiling:
                 return top
-            self._r_k = self._k(top)
+            self._r_k = max(self._r_k, self._k(top))  # (a quota's cycle stays the time scale)
             self._r_ceiling, self._r_t = top, now - self._r_k
             self._record(now, "probe")
             return top
@@ -229,8 +230,11 @@ class PacedLimiter(LimitHistory):
         if self._in_row >= self.REFUSED:  # refused: probes back off, one at a time
             first = self._in_row == self.REFUSED
             self._backoff = self.BACKOFF_MAX_S / 16 if first else min(self.BACKOFF_MAX_S, self._backoff * 2)
-            wait = self._backoff if retry_after is None else min(self._backoff, max(retry_after, 1e-3))
-            self._probe_at, self._probe_sent = now + wait, None  # (a server's hint may only bring it forward)
+            self._trust = first or self._trust and not self._hinted  # a hint whose probe was refused: not again
+            wait = self._backoff if retry_after is None or not self._trust else \
+                min(self._backoff, max(retry_after, 1e-3))  # (a server's hint may only bring a probe forward)
+            self._hinted = wait < self._backoff
+            self._probe_at, self._probe_sent = now + wait, None
             if first:
                 self._taken_before = self.taken_rate(now)
                 self._record(now, f"refused {tag}")

@@ -58,6 +58,7 @@ class PacedLimiter(LimitHistory):
         self._refusals: deque[float] = deque(maxlen=self.PROBE_SENDS)  # send times of refused requests
         self._taken: deque[int] = deque(maxlen=self.PROBE_SENDS)  # in-flight levels of requests the server took
         self._seen, self._w_k = 0, self.PROBE_MAX_S  # the highest of them; the window's probe time scale
+        self._above = 0  # refusals above every level taken, since the last reading: two make a first one
         self._in_row = 0  # refusals since the last request taken (of those sent after the last refusal)
         # send time of the latest refusal, when the latest run of them began, and the rate taken before it
         self._refused_at, self._refused_since, self._taken_before = -math.inf, -math.inf, math.inf
@@ -80,7 +81,7 @@ class PacedLimiter(LimitHistory):
         if len(sends) < 2:
             return math.inf
         t0 = sends[0]
-        if self._changed > t0 and sum(1 for t in sends if t >= self._changed) >= self.REFUSED:
+        if self._changed > t0 and sum(1 for t in sends if t >= self._changed) >= self.PROBE_SENDS // 4:
             t0 = self._changed
         if recent and len(sends) > self.PROBE_SENDS // 4:
             t0 = max(t0, sends[-(self.PROBE_SENDS // 4)])
@@ -180,7 +181,7 @@ class PacedLimiter(LimitHistory):
         dropped = taken[0] if len(taken) == taken.maxlen else 0
         taken.append(level)
         if level >= self._seen:
-            self._seen = level
+            self._seen, self._above = level, 0
             if level > self._w_ceiling and not self.slow_start:  # taken above it: no in-flight cap there
                 self._w_ceiling = float(level)
         elif dropped == self._seen:
@@ -202,7 +203,8 @@ class PacedLimiter(LimitHistory):
         one was a cap passed for a moment: its first refusal cut the pace already."""
         refill = (self._last_refusal + now) / 2  # the refill came between the last refused probe and this one
         cycle = (self._open_sends - self._open_refused) / max(refill - self._open_t, 1e-3)
-        spent = now - self._refused_since >= self._refused_since - self._open_t  # refused longer than open
+        spent = now - self._refused_since >= self._refused_since - self._open_t and \
+            self._open_sends - self._open_refused >= self.REFUSED  # refused longer than open, after a quota taken
         if self.slow_start:
             self.slow_start = False
             self._w_ceiling, self._w_t = self._window, now - self.PROBE_MAX_S
@@ -223,13 +225,16 @@ class PacedLimiter(LimitHistory):
         self._refusals.append(sent_at)
         self._open_refused += sent_at >= self._open_t
         self._refused_at, self._last_refusal = max(self._refused_at, sent_at), now
+        if sent_at < self._changed + 1.0 / max(self.rate(now), 1e-3) and not self.refused:
+            return  # sent before the last cut could show: it answered this one already
         self._in_row += 1
         if self._in_row == 1:
             self._refused_since = now
         self._refusal_s = max(self._refusal_s, now - sent_at) if self._in_row > 1 else now - sent_at
         if self._in_row >= self.REFUSED:  # refused: probes back off, one at a time
             first = self._in_row == self.REFUSED
-            self._backoff = self.BACKOFF_MAX_S / 16 if first else min(self.BACKOFF_MAX_S, self._backoff * 2)
+            if first or sent_at >= self._refused_since:  # (refusals of sends from before the pause: no back-off)
+                self._backoff = self.BACKOFF_MAX_S / 16 if first else min(self.BACKOFF_MAX_S, self._backoff * 2)
             self._trust = first or self._trust and not self._hinted  # a hint whose probe was refused: not again
             wait = self._backoff if retry_after is None or not self._trust else \
                 min(self._backoff, max(retry_after, 1e-3))  # (a server's hint may only bring a probe forward)
@@ -242,10 +247,11 @@ class PacedLimiter(LimitHistory):
         window = self.window(now)
         if level > window + 1:
             return  # sent above a window that has come down since: the cut answered it
-        if level > self._seen and level > 1:  # above every level lately taken: an in-flight cap
-            if level - 1 < window or self.slow_start:
-                self.slow_start = False
-                again = not self.slow_start and level - 1 <= self._w_ceiling + 1  # refused there before
+        if level > self._seen and level > 1:  # above every level lately taken: an in-flight cap, or noise
+            again = not self.slow_start and self._w_ceiling <= level - 1 <= self._w_ceiling + 1  # refused there before
+            self._above += 1
+            if (again or self._above >= 2) and (level - 1 < window or self.slow_start):
+                self.slow_start, self._above = False, 0
                 self._window = self._w_ceiling = float(level - 1)
                 self._w_k = self.PROBE_SENDS / max(self.taken_rate(now), 1e-3)  # by sends: a probe costs a refusal
                 if not again:  # a first reading (a burst may have met a rate cap): tested again after a round trip

@@ -68,7 +68,7 @@ class PacedLimiter(LimitHistory):
         self._trust = self._hinted = True  # the server's hints are trusted for the probes until one proves wrong
         self._refusal_s = 0.0  # the slowest refusal of the latest run of them: a probe not refused in time passed
         self._open_t, self._open_sends, self._open_refused = clock(), 0, 0  # since the last refusal ended
-        self._rtt = 1.0  # the latest answer's latency
+        self._rtt, self._first = 1.0, math.inf  # the latest answer's latency; the first send
         self._changed = -math.inf  # the last cut: refusals of requests sent before it show are old news
 
     limit = property(lambda self: max(1, int(self.window())))  # the in-flight limit now
@@ -85,8 +85,9 @@ class PacedLimiter(LimitHistory):
             t0 = self._changed
         if recent and len(sends) > self.PROBE_SENDS // 4:
             t0 = max(t0, sends[-(self.PROBE_SENDS // 4)])
+        t0 = min(t0, max(sends[0], now - self._rtt))  # over a round trip at least (a burst is no rate) ...
         n = sum(1 for t in sends if t >= t0) - (0 if sent else sum(1 for t in self._refusals if t >= t0))
-        return max(0.0, n) / max(now - t0, 1e-3)
+        return max(0.0, n) / max(now - t0, self._rtt if now - self._first < self._rtt else 1e-3)  # (or the start's)
 
     def _k(self, per_s: float) -> float:
         """Seconds of a probe cycle at `per_s` requests per second: PROBE_SENDS of them, at most PROBE_MAX_S."""
@@ -152,6 +153,7 @@ class PacedLimiter(LimitHistory):
         if self.refused:
             self._probe_at, self._probe_sent = math.inf, now  # until this probe is answered, or not refused
         self._sends.append(now)
+        self._first = min(self._first, now)
         self._open_sends += 1
         if self.limit != self._recorded and not self.slow_start:  # the window's probe moved it: on the trace too
             self._record(now, "window probe")

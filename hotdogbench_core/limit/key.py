@@ -18,3 +18,11 @@ class KeyCoordinator:
         paces = [r for m in self.members if m._sends and m._sends[-1] > now - m.PROBE_MAX_S
                  and not math.isinf(r := m.rate(now))]
         return sum(paces) / len(paces) if len(paces) >= 2 else 0.0
+
+    def share(self, now: float) -> float:
+        """An equal share of what the key took over the last PROBE_MAX_S / 2 seconds (the start of a model refused
+        from its first send: on a key-wide cap, its share; behind a cap of its own, its first cut finds that)."""
+        live = [m for m in self.members if m._sends and m._sends[-1] > now - m.PROBE_MAX_S]
+        since = max(now - self.members[0].PROBE_MAX_S / 2, min(m._first for m in live))
+        n = sum(sum(1 for t in m._sends if t >= since) - sum(1 for t in m._refusals if t >= since) for m in live)
+        return max(0.0, n) / max(now - since, 1e-3) / max(1, len(live))

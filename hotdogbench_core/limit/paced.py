@@ -214,6 +214,8 @@ class PacedLimiter(LimitHistory):
             self._r_ceiling = min(self.rate(now), max(cycle, 1.0 / self.BACKOFF_MAX_S))
             self._r_k = max(self._k(self._r_ceiling), now - self._open_t)
             self._r_t = self._changed = now - self._r_k  # at the ceiling, not under it
+        elif self._key is not None and self._open_sends - self._open_refused < self.REFUSED:
+            self._cut(now, self._key.share(now), "cut: refused from the start, the key's share")  # (not a crawl)
         else:  # a cap passed for a moment: cut as for one refusal, to what was taken before the pause
             self._cut(now, min(self.rate(now), self._taken_before), "cut: refused in a row")
             if self._in_row > self.REFUSED:  # a probe was refused too: a cap that refills in steps (a quota),

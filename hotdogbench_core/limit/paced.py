@@ -270,7 +270,8 @@ class PacedLimiter(LimitHistory):
             since = max(self._sends[0], self._changed)
             refused = sum(1 for t in self._refusals if t >= since)
             if refused < 2 or refused <= self.NOISE * sum(1 for t in self._sends if t >= since):
-                return  # under the last ceiling: noise, unless more than NOISE of the sends since the cut were
+                self._r_ceiling = rate  # noise, unless more than NOISE of the sends since the cut were; but the cap
+                return  # is at most the pace: the ceiling comes down to it (the curve goes on, from under it)
         # a rate cap: BETA x the lesser of the pace and what the server took (if the pace held sends back: else
         # the window did, and what was taken measures the window, not the cap)
         taken = self.taken_rate(now, recent=True)

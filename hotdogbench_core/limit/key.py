@@ -13,12 +13,6 @@ class KeyCoordinator:
     def __init__(self):
         self.members: list = []  # the PacedLimiters of the run
 
-    def mean_pace(self, now: float) -> float:
-        """The mean pace of the members paced and sending lately (0 if fewer than two: no share to speak of)."""
-        paces = [r for m in self.members if m._sends and m._sends[-1] > now - m.PROBE_MAX_S
-                 and not math.isinf(r := m.rate(now))]
-        return sum(paces) / len(paces) if len(paces) >= 2 else 0.0
-
     def share(self, now: float) -> float:
         """An equal share of what the key took over the last PROBE_MAX_S / 2 seconds (the start of a model refused
         from its first send: on a key-wide cap, its share; behind a cap of its own, its first cut finds that)."""

@@ -275,8 +275,6 @@ class PacedLimiter(LimitHistory):
         # a rate cap: BETA x the lesser of the pace and what the server took (if the pace held sends back: else
         # the window did, and what was taken measures the window, not the cap)
         taken = self.taken_rate(now, recent=True)
-        if self._key is not None and rate < self.BETA * self._key.mean_pace(now):
-            return  # under its share of the key: the larger shares cut (a cap of its own refuses it in a row)
         self._cut(now, min(rate, taken), f"cut {tag}")
 
     def _cut(self, now: float, ceiling: float, reason: str) -> None:

@@ -1,19 +1,20 @@
-"""The default limiter: AIMD on a paced send rate and on an in-flight window, with a pause for refusals in a row.
+"""The default limiter: a paced rate and an in-flight window, each probed on CUBIC's curve, with a refusal pause.
 
-A cap refuses what goes over it at once, so the limiter runs the loss-based control that converges to a cap and, for
-several senders, to equal shares of it (AIMD: Chiu and Jain 1989), with CUBIC's probe and BBR's pacing. Sends are
-paced at a rate R, unpaced until the first refusal while the window doubles per round trip. A second refusal within
-PROBE_SENDS sends, of a request sent at an in-flight level the server lately took, cuts R to BETA x the lesser of R
-and what the server took lately (a spent burst is not the bucket's rate); one alone is noise (a random 402). A
-refusal above every level lately taken is an in-flight cap: the window W becomes the others in flight and R is left
-alone. Both grow back on CUBIC's curve: at the last ceiling again after about PROBE_SENDS sends (at most
-PROBE_MAX_S seconds), then faster, up to HEADROOM x it. REFUSED refusals in a row are a spent quota, a fallen cap or
-a pause: one probe goes at a time, backing off up to BACKOFF_MAX_S, and one not refused at once was taken; if the
-refusal outlasted the stretch before it (a fixed window spent early), R becomes what the server took over the whole
-cycle and the cycle is the probe's time scale, else R is cut as above. Failures and dropped connections move
-nothing; a Retry-After or reset hint delays its own photo and can only bring a probe forward. With a KeyCoordinator
-(the models of one run on one key), a model paced under BETA x the key's mean does not cut: the larger shares do.
-Every change goes into a bounded history with its reason.
+A cap refuses what goes over it at once, so the limiter runs loss-based control (AIMD: Chiu and Jain 1989) with
+CUBIC's probe and BBR's pacing. Sends are paced at a rate R, unpaced in slow start (the window doubles per round
+trip). A refusal while R is at or near its last ceiling (or in slow start) is the cap: R is cut to BETA x the
+lesser of R and what the server took over the last quarter of PROBE_SENDS sends (a round trip at least: a burst's
+tokens are not the rate). Under the ceiling a refusal is noise (a random 402) unless more than NOISE of the sends
+since the cut were refused (a fallen cap); noise still brings the ceiling down to the pace. Two refusals above
+every in-flight level taken are an in-flight cap: the window W becomes the others in flight, R is left alone, and
+a first reading is tested again after a round trip. R and W climb back to their ceilings in k = PROBE_SENDS sends
+(at most PROBE_MAX_S seconds), then past them doubling (W: adding 1, 2, 4, ...) every k/2, up to HEADROOM x what
+was taken. REFUSED refusals in a row are a spent quota, a fallen cap or a pause: one probe at a time, backing off
+up to BACKOFF_MAX_S (a server's hint brings one forward until a probe it timed is refused); when the refusal
+outlasted the open stretch before it (a window spent early), R becomes what the server took over that cycle and
+the cycle is k. Refusals of sends from before a cut or a pause move nothing; failures and drops move nothing.
+With a KeyCoordinator (the models of one run on one key), a model refused from its first sends starts at an equal
+share of what the key took. Every change goes into a bounded history with its reason.
 """
 from __future__ import annotations
 
@@ -29,25 +30,24 @@ class PacedLimiter(LimitHistory):
     """Paced AIMD rate + AIMD in-flight window + refusal pause. See the module doc."""
 
     POLICY = "adaptive"
-    BETA = 0.9  # cut to 90%: the sawtooth between 0.9 C and C averages 95% of a hard cap (0.7 would give 85%)
+    BETA = 0.9  # cut to 90%: CUBIC's concave climb from 0.9 C back to C averages 97.5% of a hard cap
     PROBE_SENDS = 100  # a probe cycle spans about this many sends: one refusal per cycle is 1% throttled
-    PROBE_MAX_S = 6.0  # ... but lasts at most this long: back at the old ceiling after it, 1.8x it after 3x it
+    PROBE_MAX_S = 6.0  # ... but at most this long: a doubled cap is at 1.8x the old ceiling 6 + 2.5 s after a cut
     HEADROOM = 2.0  # the probe runs at most this far past what the server was seen to take (rate and in flight)
     REFUSED = 3  # this many refusals in a row with nothing taken between: a spent quota, not a rate
     BACKOFF_MAX_S = 4.0  # while refused, probes back off from 1/16 of this up to it: a window's boundary is missed
     #                      by at most this, and a minute's refusal costs about ten probes
-    NOISE = 0.05  # under the last ceiling, refusals up to this share of the sends are noise (random 402s: 0-2%)
+    NOISE = 0.05  # under the ceiling, refusals up to this share of the sends are noise (random 402s: 0-2%, and
+    #               a cap's refusals grow with R / C: 5% is R 5% past it)
     RETRY_BASE_S = 0.1  # a refused photo without Retry-After waits up to this x 2**attempts: the pacer keeps the rate
 
-    def __init__(self, start: int, cap: int, clock: Callable[[], float] = time.perf_counter,
-                 key=None):
+    def __init__(self, start: int, cap: int, clock: Callable[[], float] = time.perf_counter, key=None):
         if start < 1 or cap < 1:
             raise ValueError(f"concurrency must be >= 1 (start={start}, cap={cap})")
         super().__init__(clock)
-        self._key = key
+        self._key, self.cap = key, cap
         if key is not None:
             key.members.append(self)
-        self.cap = cap
         self.in_flight = self.peak_in_flight = self.throttles = self.failures = self.transport_errors = 0
         self.slow_start, self._window = True, float(min(start, cap))
         self._recorded = int(self._window)  # the limit the history last said
@@ -60,11 +60,11 @@ class PacedLimiter(LimitHistory):
         self._seen, self._w_k = 0, self.PROBE_MAX_S  # the highest of them; the window's probe time scale
         self._above = 0  # refusals above every level taken, since the last reading: two make a first one
         self._in_row = 0  # refusals since the last request taken (of those sent after the last refusal)
-        # send time of the latest refusal, when the latest run of them began, and the rate taken before it
-        self._refused_at, self._refused_since, self._taken_before = -math.inf, -math.inf, math.inf
-        self._last_refusal = -math.inf
-        self._probe_at, self._backoff = -math.inf, 0.0  # while refused: when the next probe may go
-        self._probe_sent: float | None = None  # ... and when the one out went
+        # send time of the latest refusal, when it came, when the latest run of them began, what was taken before
+        self._refused_at = self._last_refusal = self._refused_since = -math.inf
+        self._taken_before = math.inf
+        self._probe_at, self._backoff, self._probe_sent = -math.inf, 0.0, None  # while refused: the next probe,
+        #                                                                           and when the one out went
         self._trust = self._hinted = True  # the server's hints are trusted for the probes until one proves wrong
         self._refusal_s = 0.0  # the slowest refusal of the latest run of them: a probe not refused in time passed
         self._open_t, self._open_sends, self._open_refused = clock(), 0, 0  # since the last refusal ended
@@ -74,9 +74,9 @@ class PacedLimiter(LimitHistory):
     limit = property(lambda self: max(1, int(self.window())))  # the in-flight limit now
     refused = property(lambda self: self._in_row >= self.REFUSED)  # refused in a row: probing
 
-    def taken_rate(self, now: float, sent: bool = False, recent: bool = False) -> float:
-        """Requests per second the server took (sent=True: were sent) over the last PROBE_SENDS sends, since the
-        last cut if at least REFUSED were sent since (not refused yet counts as taken: refusals come at once)."""
+    def taken_rate(self, now: float, recent: bool = False) -> float:
+        """Requests per second the server took over the last PROBE_SENDS sends (recent: a quarter of them), since
+        the last cut if a quarter were sent since, and a round trip at least (not refused yet counts as taken)."""
         sends = self._sends
         if len(sends) < 2:
             return math.inf
@@ -86,7 +86,7 @@ class PacedLimiter(LimitHistory):
         if recent and len(sends) > self.PROBE_SENDS // 4:
             t0 = max(t0, sends[-(self.PROBE_SENDS // 4)])
         t0 = min(t0, max(sends[0], now - self._rtt))  # over a round trip at least (a burst is no rate) ...
-        n = sum(1 for t in sends if t >= t0) - (0 if sent else sum(1 for t in self._refusals if t >= t0))
+        n = sum(1 for t in sends if t >= t0) - sum(1 for t in self._refusals if t >= t0)
         return max(0.0, n) / max(now - t0, self._rtt if now - self._first < self._rtt else 1e-3)  # (or the start's)
 
     def _k(self, per_s: float) -> float:
@@ -263,8 +263,6 @@ class PacedLimiter(LimitHistory):
                 self._w_t = now - self._w_k  # at the ceiling: measured, not cut
                 self._record(now, f"window {tag}")
             return
-        if sent_at < self._changed + 1.0 / max(self.rate(now), 1e-3):
-            return  # sent before the last cut could show: it answered this one already
         rate = self.rate(now)
         if not self.slow_start and not math.isinf(rate) and rate < self._r_ceiling * (1 - (1 - self.BETA) / 8):
             since = max(self._sends[0], self._changed)
@@ -272,10 +270,7 @@ class PacedLimiter(LimitHistory):
             if refused < 2 or refused <= self.NOISE * sum(1 for t in self._sends if t >= since):
                 self._r_ceiling = rate  # noise, unless more than NOISE of the sends since the cut were; but the cap
                 return  # is at most the pace: the ceiling comes down to it (the curve goes on, from under it)
-        # a rate cap: BETA x the lesser of the pace and what the server took (if the pace held sends back: else
-        # the window did, and what was taken measures the window, not the cap)
-        taken = self.taken_rate(now, recent=True)
-        self._cut(now, min(rate, taken), f"cut {tag}")
+        self._cut(now, min(rate, self.taken_rate(now, recent=True)), f"cut {tag}")  # a rate cap
 
     def _cut(self, now: float, ceiling: float, reason: str) -> None:
         if self.slow_start:  # the window stays where slow start left it, at its ceiling (not cut)
@@ -294,9 +289,8 @@ class PacedLimiter(LimitHistory):
         if self.limit != self._recorded:  # (slow start logs its doublings only)
             self._record(self.clock(), "at the end")
         rate, fin = self.rate(), lambda x: None if math.isinf(x) else round(x, 3)
+        names = ("BETA", "PROBE_SENDS", "PROBE_MAX_S", "HEADROOM", "REFUSED", "BACKOFF_MAX_S", "NOISE")
         return {"policy": self.POLICY, "final_limit": self.limit, "peak_in_flight": self.peak_in_flight,
                 "throttles": self.throttles, "failures": self.failures, "transport_errors": self.transport_errors,
-                "cap_rate_per_s": fin(self._r_ceiling), "final_rate_per_s": fin(rate),
-                "limit_trace": self.limit_trace, "rate_trace": self.rate_trace,
-                "settings": {k.lower(): getattr(self, k) for k in ("BETA", "PROBE_SENDS", "PROBE_MAX_S", "HEADROOM",
-                                                                   "REFUSED", "BACKOFF_MAX_S")}}
+                "cap_rate_per_s": fin(self._r_ceiling), "final_rate_per_s": fin(rate), "limit_trace": self.limit_trace,
+                "rate_trace": self.rate_trace, "settings": {k.lower(): getattr(self, k) for k in names}}

@@ -149,7 +149,7 @@ class PacedLimiter(LimitHistory):
         self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
         rate = self.rate(now)
         if not math.isinf(rate):
-            self._tat = max(self._tat, now - 0.5 / rate) + 1.0 / rate  # half an interval of slack for a late loop
+            self._tat = max(self._tat, now) + 1.0 / rate  # (no slack: a bucket with a burst of 1 refuses any)
         if self.refused:
             self._probe_at, self._probe_sent = math.inf, now  # until this probe is answered, or not refused
         self._sends.append(now)

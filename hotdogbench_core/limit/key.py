@@ -19,4 +19,4 @@ class KeyCoordinator:
         live = [m for m in self.members if m._sends and m._sends[-1] > now - m.PROBE_MAX_S]
         since = max(now - self.members[0].PROBE_MAX_S / 2, min(m._first for m in live))
         n = sum(sum(1 for t in m._sends if t >= since) - sum(1 for t in m._refusals if t >= since) for m in live)
-        return max(0.0, n) / max(now - since, 1e-3) / max(1, len(live))
+        return max(0.0, n) / max(now - since, min(m._rtt for m in live)) / max(1, len(live))  # (a round trip)

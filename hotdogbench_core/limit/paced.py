@@ -226,12 +226,13 @@ class PacedLimiter(LimitHistory):
         self._record(now, "taken again")
 
     def _refusal(self, now: float, sent_at: float, level: int, tag: str, retry_after: float | None) -> None:
+        between = sum(1 for t in self._sends if self._refused_at < t < sent_at)  # sends after the last refused one
         self._refusals.append(sent_at)
         self._open_refused += sent_at >= self._open_t
         self._refused_at, self._last_refusal = max(self._refused_at, sent_at), now
         if sent_at < self._changed + 1.0 / max(self.rate(now), 1e-3) and not self.refused:
             return  # sent before the last cut could show: it answered this one already
-        self._in_row += 1
+        self._in_row = self._in_row + 1 if not between or self.refused else 1  # in a row: of sends in a row
         if self._in_row == 1:
             self._refused_since = now
         self._refusal_s = max(self._refusal_s, now - sent_at) if self._in_row > 1 else now - sent_at
@@ -276,6 +277,8 @@ class PacedLimiter(LimitHistory):
         if self.slow_start:  # the window stays where slow start left it, at its ceiling (not cut)
             self.slow_start = False
             self._w_ceiling, self._w_t = self._window, now - self.PROBE_MAX_S
+        if self._key is not None and math.isinf(self._r_ceiling):  # the first cut on a key: at least an equal
+            ceiling = max(ceiling, self._key.share(now))  # share of what the key took (not a probe's crawl)
         self._r_ceiling, self._r_t = max(ceiling, 1.0 / self.BACKOFF_MAX_S), now  # (at least a probe's pace)
         self._r_k, self._changed = self._k(self._r_ceiling), now
         self._tat = now + 1.0 / self.rate(now)

@@ -56,20 +56,24 @@ def test_failures_and_dropped_connections_move_nothing():
 def test_a_retry_after_does_not_stall_other_sends():
     # The photo that got it waits all of it (the runner's job, checked in the model tests below); the gate does
     # not pause the others, whatever its value.
-    lim, clock = make(8, 256)
-    for _ in range(20):
-        one(lim, clock)
-    for ra in (0.3, 30.0):
-        one(lim, clock, "rate", 0.001, ra)
-        assert lim.wait_time() <= 1.0
-    assert lim.wait_time() == 0
+    waits = []
+    for ras in ((0.3, 30.0), (None, None)):
+        lim, clock = make(8, 256)
+        for _ in range(20):
+            one(lim, clock)
+        for ra in ras:
+            one(lim, clock, "rate", 0.001, ra)
+            assert lim.wait_time() <= 1.0  # the pacer's interval, not the Retry-After
+        waits.append(lim.wait_time())
+    assert waits[0] == waits[1]  # the same with or without the Retry-After
 
 
 def test_a_refusal_in_a_row_pauses_then_probes_one_at_a_time():
     lim, clock = make(8, 256)
     for _ in range(20):
         one(lim, clock)
-    for _ in range(lim.REFUSED):
+    for _ in range(lim.REFUSED):  # sends in a row, each refused (the gate's pace respected)
+        clock.advance(min(lim.wait_time(), 1.0))
         one(lim, clock, "rate", 0.001)
     assert lim.refused and 0 < lim.wait_time() <= lim.BACKOFF_MAX_S
     clock.advance(lim.wait_time())
@@ -78,6 +82,76 @@ def test_a_refusal_in_a_row_pauses_then_probes_one_at_a_time():
     assert lim.wait_time() > 0  # one probe out: nothing else goes until it is refused or taken
     clock.advance(0.01)  # not refused within REFUSED x the refusals' latency: it was taken
     assert lim.wait_time() == 0 and not lim.refused
+
+
+def test_random_refusals_under_the_ceiling_are_noise_and_a_cap_past_it_cuts():
+    lim, clock = make(8, 256)
+    lim._r_ceiling, lim._r_t, lim._r_k, lim.slow_start = 50.0, clock(), 2.0, False  # just cut: at 45/s, climbing
+    for i in range(50):  # one refused in 50, early in the cycle: noise (no cut; the ceiling comes down to the pace)
+        clock.advance(lim.wait_time())
+        pace = lim.rate()
+        one(lim, clock, "rate" if i == 25 else "success", 0.001)
+        if i == 25:
+            assert lim._r_ceiling == pytest.approx(pace, rel=0.01)
+    assert not any(c.reason.startswith("cut") for c in lim.history)
+    clock.advance(3.0)  # past the ceiling now: one refusal is the cap
+    one(lim, clock, "rate", 0.001)
+    assert lim.history[-1].reason == "cut 429"
+
+
+def test_refusals_in_a_row_are_of_sends_in_a_row():
+    # noise refusals with successes sent between them (still in flight) are not a spent quota
+    lim, clock = make(8, 256)
+    for _ in range(20):
+        one(lim, clock)
+    lim._r_ceiling, lim._r_t, lim._r_k, lim.slow_start = 100.0, clock() - 1.0, 1.0, False
+    for _ in range(4):
+        ks = []
+        for _ in range(10):  # ten sends out, the last refused at once: the others still in flight
+            ks.append(lim.start())
+            clock.advance(0.001)
+        lim.finish("rate", 0.001, "429", None, ks[-1])
+    assert not lim.refused
+
+
+def test_the_pacer_keeps_no_slack_for_a_late_send():
+    # a bucket with a burst of 1 refuses two sends closer than 1 / rate: after a late send the next waits a full
+    # interval
+    lim, clock = make(8, 256)
+    lim._r_ceiling, lim._r_t, lim._r_k, lim.slow_start = 10.0, clock() - 1.0, 1.0, False
+    lim.start()
+    clock.advance(0.5)  # late
+    assert lim.wait_time() == 0
+    lim.start()
+    assert lim.wait_time() == pytest.approx(1.0 / lim.rate(), rel=0.01)
+
+
+def test_a_first_in_flight_reading_takes_two_refusals_and_is_tested_again():
+    lim, clock = make(8, 256)
+    ks = [lim.start() for _ in range(8)]
+    clock.advance(0.2)
+    for k in ks[:6]:
+        lim.finish("success", 0.2, "", None, k)
+    lim.finish("rate", 0.001, "429", None, ks[7])  # one refusal above every level taken: noise, or a cap
+    assert lim.slow_start
+    lim.finish("rate", 0.001, "429", None, ks[6])  # two: a first reading ...
+    assert not lim.slow_start and lim._w_ceiling == 6
+    assert lim._w_k <= 0.2 + 1e-9  # ... tested again after a round trip
+
+
+def test_a_hint_whose_probe_was_refused_brings_no_probe_forward_again():
+    lim, clock = make(8, 256)
+    for _ in range(20):
+        one(lim, clock)
+    for _ in range(lim.REFUSED):
+        clock.advance(min(lim.wait_time(), 1.0))
+        one(lim, clock, "rate", 0.001, 0.05)  # a fixed small Retry-After, whatever the real wait
+    assert lim.wait_time() == pytest.approx(0.05, abs=0.002)  # trusted first
+    clock.advance(lim.wait_time())
+    one(lim, clock, "rate", 0.001, 0.05)  # its probe refused: the hint was wrong
+    clock.advance(0.001)
+    one(lim, clock, "rate", 0.001, 0.05) if lim.wait_time() == 0 else None
+    assert lim.wait_time() > 0.05 + 0.01
 
 
 def test_history_is_bounded_observed_and_reported():
@@ -105,21 +179,53 @@ def run_family(family, seed, policy="adaptive"):
     return bf.run_draw((family, seed, policy))
 
 
-@pytest.mark.parametrize("family, seed, util, throttled", [
-    ("bucket", 3, 92, 3),  # a 16/s bucket with a burst of 92 and a fixed Retry-After
-    ("window", 3, 80, 5),  # 100 per 10 s window, Retry-After fixed 1.8 s whatever the wait
-    ("hints", 2, 90, 5),  # a fixed window with a reset hint instead of Retry-After
-    ("inflight", 9, 85, 5),  # an in-flight cap of 51 at 4 s latency: a 402 budget
-    ("both", 11, 85, 5),  # a bucket and an in-flight cap at once
-    ("large_ra", 1, 85, 8),  # a large Retry-After on some 429s
-    ("moving", 2, 85, 5),  # a cap that moves during the run
-    ("latency", 27, 70, 5),  # latency that grows with the load
-    ("noise", 29, 80, 8),  # 5xx, 200-errors, drops and 402s
-])
-def test_family_regressions(family, seed, util, throttled):
+# Each family's worst draw of the 100 (seeds 0-99) in docs/limiter.md, on its worst measure: the bound is today's
+# figure with a small margin (a change that makes the worst draw worse fails); the target, where not met, is in the
+# comment with the reason.
+WORST = [
+    # family, seed, util >=, throttled <=
+    ("bucket", 89, 74, 4),  # 75.5%: a 14/s bucket with a burst of 1, 8 sends at once; target 90
+    ("bucket", 69, 98, 9.5),  # 8.5%: 5.6/s, burst 55: slow start spends the burst, ~20 refusals; target 5
+    ("window", 2, 88, 6),  # 89.7%
+    ("window", 42, 99, 9),  # 8.1%: 57 per 10 s at 5.7/s: each probe past the quota is a stretch of refused probes
+    ("hints", 82, 88, 6),  # 89.9%
+    ("hints", 60, 99, 9),  # 8.0%
+    ("inflight", 52, 87, 4),  # 88.7%: 50 in flight at 0.1 s: a fixed 1.8 s Retry-After on every refused photo
+    ("inflight", 21, 88, 7.5),  # 6.2%: an in-flight cap of 5 at 1.7 s: each window probe is 1 refusal in ~20
+    ("both", 26, 64, 5.5),  # 66.8%: a 10.9/s bucket with a burst of 1 and an in-flight cap of 41 at 4 s latency
+    ("both", 15, 95, 10),  # 9.1%: 2.2/s and 10 in flight: 1 refusal per probe is 1 in ~12
+    ("large_ra", 30, 72, 3),  # 73.7%: a burst-1 bucket; 22% of refusals say wait 24 s
+    ("large_ra", 62, 98, 8.5),  # 7.7%
+    ("moving", 91, 81, 8.5),  # 83.0%: an oscillating cap
+    ("moving", 33, 86, 12),  # 10.8%
+    ("step", 77, 88, 5),  # 90.0% (target met)
+    ("latency", 54, 91, 5),  # 92.5% (target met)
+    ("latency", 31, 97, 8.5),  # 7.3%
+    ("noise", 47, 76, 3),  # 77.8%: 2% random 402s
+    ("noise", 17, 85, 9),  # 7.8%: 5/s with 402s and a fixed Retry-After
+    ("own", 89, 82, 3),  # 84.2%: the worst model of 8 behind caps of their own
+    ("own", 10, 97, 6.5),  # 5.5%
+    ("processes", 67, 86, 2),  # 87.9% (two processes: target 85, met)
+    ("processes", 32, 98, 11.5),  # 10.7% (target 10)
+]
+
+
+@pytest.mark.parametrize("family, seed, util, throttled", WORST)
+def test_each_familys_worst_draw(family, seed, util, throttled):
     r = run_family(family, seed)
     assert r["util"] >= util and r["throttled"] <= throttled, r
     assert r["lost"] == 0 and r["early"] == 0  # no photo gave up, no Retry-After was cut short
+
+
+def test_worst_shared_draws():
+    # one key-wide cap, one process (with the coordinator): worst fairness 0.40 (seed 45), worst throttled 28.1%
+    # (seed 50: 8 models at about 1.5/s each probe on their own); two processes: worst fairness 0.52 (seed 31)
+    r = run_family("shared", 45)
+    assert r["fair"] >= 0.38 and r["util"] >= 90, r
+    r = run_family("shared", 50)
+    assert r["throttled"] <= 30 and r["util"] >= 95, r
+    r = run_family("processes", 31)
+    assert r["fair"] >= 0.5 and r["util"] >= 95, r
 
 
 def test_ahead_of_the_reference_and_aws_on_a_bucket():
@@ -131,6 +237,8 @@ def test_cap_halving_and_doubling_recovery():
     for seed in range(3):
         r = run_family("step", seed)
         assert r["down"] <= 3.0 and r["up"] <= 10.0, r
+    assert run_family("step", 42)["up"] <= 10.0  # the worst doubling of the 100: 8.0 s
+    assert run_family("step", 52)["down"] <= 4.0  # the worst halving: 3.5 s (target 3)
 
 
 def test_fixed_window_refill_is_found_and_paced():
@@ -144,8 +252,7 @@ def test_fixed_window_refill_is_found_and_paced():
     assert c.exhausted == 0 and c.done == 1400
     per_window = [sum(1 for t, ok, _ in c.sends if ok and 3 + 10 * k <= t < 13 + 10 * k) for k in range(1, 6)]
     assert min(per_window[3:]) >= 190 and min(per_window) >= 100, per_window  # a few windows to learn the cycle
-    assert 12 <= lim.rate() <= 30
-    assert c.rejects / c.attempts <= 0.06
+    assert c.rejects / c.attempts <= 0.04  # (2.3%: the quota is spent before some boundaries, then probed)
 
 
 def test_time_budgeted_retries_outlast_a_minute_window():
@@ -200,23 +307,21 @@ def test_the_coordinator_does_not_slow_models_behind_caps_of_their_own():
     assert sum(worse) / len(worse) <= 0.5 and max(worse) <= 5.0, worse  # (30 draws: mean -0.1, worst 5.1 points)
 
 
-def test_the_coordinator_lets_a_small_share_skip_its_cut():
+def test_on_a_key_the_first_cut_is_at_least_an_equal_share():
+    # a model refused from its first sends (another took the key's burst) starts at an equal share of what the key
+    # took, not at a probe's crawl; without a key, at what it took itself
     clock = FakeClock()
     key = KeyCoordinator()
     big, small = PacedLimiter(8, 256, clock=clock, key=key), PacedLimiter(8, 256, clock=clock, key=key)
-    for lim, ceiling in ((big, 40.0), (small, 10.0)):
-        lim._r_ceiling, lim._r_t, lim._r_k = ceiling, clock() - 3.0, 3.0  # paced at its ceiling
-        lim.slow_start = False
-        for _ in range(20):
-            one(lim, clock, latency=0.001)
-    assert key.mean_pace(clock()) == pytest.approx(25.0, rel=0.05)
-    before = small.rate()
-    for _ in range(2):
-        one(small, clock, "rate", 0.001)
-    assert small.rate() >= before * 0.99  # under its share: no cut
-    for _ in range(2):
-        one(big, clock, "rate", 0.001)
-    assert big.rate() < 40.0 * 0.95  # the larger share cuts
+    alone = PacedLimiter(8, 256, clock=clock)
+    for _ in range(60):
+        one(big, clock, latency=0.01)  # the key took about 100/s, all of it through `big`
+    for lim in (small, alone):
+        one(lim, clock, latency=0.05)
+        lim.finish("rate", 0.001, "429", None, lim.start())
+    share = key.share(clock())
+    assert 30 <= share <= 60  # (about 100/s over two models)
+    assert small._r_ceiling >= share * 0.95 and alone._r_ceiling < share / 2, (small._r_ceiling, alone._r_ceiling)
 
 
 def test_a_cut_to_nothing_taken_keeps_a_probe_pace():

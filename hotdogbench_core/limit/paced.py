@@ -65,7 +65,8 @@ class PacedLimiter(LimitHistory):
         self._taken_before = math.inf
         self._probe_at, self._backoff, self._probe_sent = -math.inf, 0.0, None  # while refused: the next probe,
         #                                                                           and when the one out went
-        self._trust = self._hinted = True  # the server's hints are trusted for the probes until one proves wrong
+        self._trust, self._hinted = True, 0.0  # the server's hints are trusted for the probes until one proves
+        #                                          wrong; the wait the last one set
         self._refusal_s = 0.0  # the slowest refusal of the latest run of them: a probe not refused in time passed
         self._open_t, self._open_sends, self._open_refused = clock(), 0, 0  # since the last refusal ended
         self._rtt, self._first = 1.0, math.inf  # the latest answer's latency; the first send
@@ -226,7 +227,9 @@ class PacedLimiter(LimitHistory):
         self._record(now, "taken again")
 
     def _refusal(self, now: float, sent_at: float, level: int, tag: str, retry_after: float | None) -> None:
-        between = sum(1 for t in self._sends if self._refused_at < t < sent_at)  # sends after the last refused one
+        old = now - self.REFUSED * max(self._refusal_s, now - sent_at)  # sends older than this were not refused
+        between = sum(1 for t in self._sends if self._refused_at < t < min(sent_at, old))  # taken, after the last
+        #                                                                                       refused send
         self._refusals.append(sent_at)
         self._open_refused += sent_at >= self._open_t
         self._refused_at, self._last_refusal = max(self._refused_at, sent_at), now
@@ -240,10 +243,11 @@ class PacedLimiter(LimitHistory):
             first = self._in_row == self.REFUSED
             if first or sent_at >= self._refused_since:  # (refusals of sends from before the pause: no back-off)
                 self._backoff = self.BACKOFF_MAX_S / 16 if first else min(self.BACKOFF_MAX_S, self._backoff * 2)
-            self._trust = first or self._trust and not self._hinted  # a hint whose probe was refused: not again
+            counted = retry_after is not None and retry_after < self._hinted / 2  # (a probe a hair early)
+            self._trust = first or self._trust and (not self._hinted or counted)  # a hint that does not count
             wait = self._backoff if retry_after is None or not self._trust else \
-                min(self._backoff, max(retry_after, 1e-3))  # (a server's hint may only bring a probe forward)
-            self._hinted = wait < self._backoff
+                min(self._backoff, max(retry_after, 1e-3))  # down, once its probe was refused: not again
+            self._hinted = wait if wait < self._backoff else 0.0  # (a server's hint may only bring a probe forward)
             self._probe_at, self._probe_sent = now + wait, None
             if first:
                 self._taken_before = self.taken_rate(now)

@@ -12,13 +12,17 @@ time (180 s) for adaptive and aws, 8 attempts for reference.
 
 Definitions (per draw; the table shows the median and the worst draw):
 - utilization: requests the cap admitted / requests the cap allowed, over the saturated part of the run: from the
-  start until 85% of the photos had been answered (sent for the last time); after that the run has too few photos
-  left to fill the cap, and only waits for stragglers (a retry's back-off or Retry-After). Allowed: a token
-  bucket's burst + the integral of its rate as it moved; an in-flight cap n: the integral of n / mean latency, + n (those in flight at the end); a
-  fixed window: n for every whole window from its start to its end inside the span (the windows are clock-aligned,
-  so the run starts inside one: that one does not count), and admitted counts the admissions in them; both caps at once: the one more used. Admitted includes requests that then failed (5xx, drop): they used the cap, so
-  noise costs goodput whatever the limiter does. Several models on one key-wide cap: all of them together,
-  until the first runs out of fresh photos; each behind its own cap: the worst model.
+  moment an ideal slow start would have filled the cap (START in flight per client, doubling per mean latency up to
+  the cap's need; no limiter that starts at START can fill it sooner) until 85% of the photos had been answered
+  (sent for the last time); after that the run has too few photos left to fill the cap, and only waits for
+  stragglers (a retry's back-off or Retry-After). Allowed: a token bucket's tokens left at the span's start
+  (replayed from the admissions) + the integral of its rate as it moved; an in-flight cap n: the integral of n /
+  mean latency, + n (those in flight at the end); a fixed window: n for every whole window from its start to its end
+  inside the span (the windows are clock-aligned, so the run starts inside one: that one does not count), and
+  admitted counts the admissions in them; both caps at once: the one more used. Admitted includes requests that then
+  failed (5xx, drop): they used the cap, so noise costs goodput whatever the limiter does. Several models on one
+  key-wide cap: all of them together, until the first runs out of fresh photos; each behind its own cap: the worst
+  model.
 - throttled: 429/402 refusals / attempts, the whole run (two processes: the worse process).
 - fairness: Jain's index (sum x)^2 / (n sum x^2) of the models' (processes') admitted requests over that span.
 - down s: after a cap halves, the first s such that the refusals are under 10% of the sends in [s, s + 3 s].

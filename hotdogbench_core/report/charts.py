@@ -45,7 +45,7 @@ def accuracy_heatmap(cat: pl.DataFrame, title: str = "Accuracy by category") -> 
     """Models down, categories across, accuracy as colour and text; n and CI in the tooltip."""
     if not cat.height:
         return None
-    cat = cat.with_columns(pct=(pl.col("accuracy") * 100).round(0))
+    cat = cat.with_columns(pct=(pl.col("accuracy") * 100).round(1))
     tooltip = ["label", "category", alt.Tooltip("accuracy:Q", format=".1%"), "n"]
     tooltip += _ci_tooltip(cat, ".1%")
     base = alt.Chart(cat).encode(x=alt.X("category:N", title=None, axis=alt.Axis(labelAngle=-30)),
@@ -54,7 +54,7 @@ def accuracy_heatmap(cat: pl.DataFrame, title: str = "Accuracy by category") -> 
         color=alt.Color("accuracy:Q", scale=alt.Scale(scheme="redyellowgreen", domain=[0.5, 1.0], clamp=True),
                         legend=alt.Legend(format="%")),
         tooltip=tooltip)
-    text = base.mark_text(fontSize=11).encode(text=alt.Text("pct:Q", format=".0f"))
+    text = base.mark_text(fontSize=11).encode(text=alt.Text("pct:Q", format=".1f"))
     return (rect + text).properties(width=max(WIDTH - 160, 42 * cat["category"].n_unique()),
                                     height=_height(cat, "label", 60), title=title)
 

@@ -44,7 +44,7 @@ def fmt(value, kind: str) -> str:
     if kind == "diff":
         return f"{value * 100:+.1f} pts"
     if kind == "usd":
-        return "$0" if value == 0 else f"${value:,.4g}" if abs(value) >= 1 else f"${value:.4g}"
+        return usd(value)
     if kind == "seconds":
         return f"{value:.3f}"
     if kind == "rate":
@@ -58,6 +58,17 @@ def fmt(value, kind: str) -> str:
     if kind == "bool":
         return "yes" if value else "no"
     return str(value)
+
+
+def usd(value: float) -> str:
+    """USD to 4 significant digits, never in exponent notation: $0.00003135, $0.1234, $12.35, $1,234."""
+    if value == 0:
+        return "$0"
+    sign, value = ("-" if value < 0 else ""), abs(value)
+    decimals = max(0, 3 - math.floor(math.log10(value)))
+    if decimals and float(f"{value:.{decimals}f}") >= 10 ** (4 - decimals):  # rounding adds a digit: 9.99996
+        decimals -= 1
+    return f"{sign}${value:,.{decimals}f}"
 
 
 # Inline styles: the same fragments are shown inside marimo, where the report's stylesheet is absent.

@@ -209,3 +209,11 @@ def test_two_runs_compare(tmp_path):
     runs = rp.load_runs(out, ["one", "two"])
     assert set(tb.leaderboard(runs)["label"]) == {"one/typesafe/jev-1.14", "two/typesafe/jev-1.14"}
     assert set(tb.trace_frame(runs)["label"]) == {"one/typesafe/jev-1.14", "two/typesafe/jev-1.14"}
+
+
+def test_values_as_tables_show_them():
+    from hotdogbench_core.report.format import fmt
+
+    assert [fmt(v, "usd") for v in (3.135e-05, 0.1234567, 12.345, 9.99996, 999.96, 1234.5, 0)] == \
+        ["$0.00003135", "$0.1235", "$12.35", "$10.00", "$1,000", "$1,234", "$0"]  # 4 significant digits, no e-05
+    assert fmt(0.9375, "pct") == "93.8%" and fmt(None, "usd") == "–"

@@ -2,7 +2,8 @@
 the Python API turn what was given into models, photos, settings and a run folder.
 
 `plan_run(...)` raises a FieldError naming the first thing that cannot be used; `run_plan(plan)` runs it,
-starting the built-in simulator first when the plan says so.
+starting the built-in simulator first when the plan says so, and keeps OUT/RUN/live.json up to date (run/live.py)
+so that another process can follow the run.
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from ..store.lock import check_free
 from ..store.redact import public_url
 from ..store.rundir import RunDir
 from .events import Event
+from .live import Heartbeat, LiveRun
 from .runner import ModelRun
 from .session import RunResult, default_run_name, run_models
 from .preflight import load_price_table
@@ -125,9 +127,32 @@ def plan_run(*, models: str | list[str], dataset: Dataset | str | Path | None = 
     return RunPlan(chosen, ds, run_settings, rundir, target, resume, budget, parallel, sim, price_table, conds)
 
 
+def _both(first: Callable, then: Callable | None) -> Callable:
+    if then is None:
+        return first
+
+    def call(x):
+        first(x)
+        then(x)
+    return call
+
+
 async def run_plan(plan: RunPlan, *, on_event: Callable[[Event], None] | None = None,
-                   on_model: Callable[[ModelRun], None] | None = None) -> RunResult:
-    """Run the plan into OUT/RUN (models one after another unless plan.parallel)."""
+                   on_model: Callable[[ModelRun], None] | None = None, launch: dict | None = None) -> RunResult:
+    """Run the plan into OUT/RUN (models one after another unless plan.parallel), with a heartbeat in
+    OUT/RUN/live.json. launch: how the run was started (the CLI's command and flags), written into live.json so
+    that whoever reads it can show the settings and resume the run the same way."""
+    live = LiveRun(plan.labels, plan.requests_per_model)  # a model, or model@condition under a condition
+    if plan.resume:
+        live.seed(plan.rundir, plan.arms)
+    async with Heartbeat(plan.rundir, live, launch) as beat:  # it writes once the run holds the folder
+        result = await _run_plan(plan, _both(live.on_event, on_event),
+                                 _both(_both(live.on_model, beat.on_model), on_model))
+        beat.finished(result)
+    return result
+
+
+async def _run_plan(plan: RunPlan, on_event, on_model) -> RunResult:
     hooks = dict(on_event=on_event, on_model=on_model, max_cost_usd=plan.max_cost_usd, parallel=plan.parallel,
                  prices=plan.prices, conditions=plan.conditions)
     args = (plan.models, plan.dataset)

@@ -9,6 +9,8 @@
       pairs.json               every pair of models (and of a model's conditions), paired tests
       agreement.json           all the run's models together: Fleiss' kappa, the photos every model got wrong
       manifest.json            what was run: versions, settings, bodies, sessions
+      live.json                the running process's heartbeat: state, pid, per-model counts (run/live.py)
+      runner.log               what a run started by the notebook printed (its reason, when it exits at once)
       report_offline.html      the self-contained report
       run.lock                 held (flock) by the one process running the run; holds its PID
 
@@ -77,14 +79,16 @@ def check_run_name(name: str) -> str:
     return name
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write a file so that a reader sees the old or the new bytes, never a part: temp file, fsync, rename."""
+def write_atomic(path: Path, data: bytes, *, fsync: bool = True) -> None:
+    """Write a file so that a reader sees the old or the new bytes, never a part: temp file, fsync, rename.
+    fsync=False for a file that need not survive a crash (a heartbeat), only be whole when read."""
     tmp = path.with_name(path.name + ".tmp")
     try:
         with open(tmp, "wb") as f:
             f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
+            if fsync:
+                f.flush()
+                os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)  # a part of a file must not stay (nor hold the room a full disk lacks)
@@ -105,6 +109,15 @@ def list_runs(out: str | Path) -> list[str]:
     return [p.name for p in sorted(runs, key=lambda p: ((p / RunDir.SUMMARY).stat().st_mtime, p.name), reverse=True)]
 
 
+def run_folders(out: str | Path) -> list[str]:
+    """Every folder under OUT that a run has written to (a journal, a heartbeat or a summary), by name."""
+    out = Path(out)
+    if not out.is_dir():
+        return []
+    marks = (RunDir.JOURNALS, RunDir.LIVE, RunDir.SUMMARY)
+    return sorted(p.name for p in out.iterdir() if p.is_dir() and any((p / m).exists() for m in marks))
+
+
 class RunDir:
     """The folder of one run and the names of its files."""
 
@@ -115,6 +128,8 @@ class RunDir:
     OFFLINE_REPORT = "report_offline.html"
     JOURNALS = "journal"
     LOCK = "run.lock"
+    LIVE = "live.json"
+    LOG = "runner.log"
 
     def __init__(self, out: str | Path, name: str):
         self.out = Path(out)
@@ -176,6 +191,14 @@ class RunDir:
         from .lock import RunLock
 
         return RunLock(self.lock, command)
+
+    @property
+    def live(self) -> Path:
+        return self.path / self.LIVE
+
+    @property
+    def log(self) -> Path:
+        return self.path / self.LOG
 
     @property
     def journal_dir(self) -> Path:

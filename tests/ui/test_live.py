@@ -8,7 +8,7 @@ from hotdogbench_core import load_dataset
 from hotdogbench_core.store.dataset import SAMPLE
 from hotdogbench_core.ui import notebook as nbargs
 from hotdogbench_core.limit.aimd import LimitChange
-from hotdogbench_core.ui.live import LiveRun, ModelLive
+from hotdogbench_core.run.live import LiveRun, ModelLive
 from hotdogbench_core.run.events import LimitChanged, ModelFinished, ModelStarted, PhotoDone
 from hotdogbench_core.store.results import Result
 from hotdogbench_core.report.thumbs import image_data_uri, preview_ids, thumbnails
@@ -29,11 +29,13 @@ def _res(i):
 def test_live_state_from_events():
     clock = Clock()
     live = LiveRun(["m/a", "m/b"], 10, clock=clock)
-    assert [r["state"] for r in live.rows()] == ["waiting", "waiting"] and not live.finished
+    assert [s["state"] for s in live.status().values()] == ["waiting", "waiting"] and not live.finished
     live.models["m/a"].limit = 8  # what on_model copies from the limiter
     live.on_event(ModelStarted("m/a", 10, 2))  # resumed: 2 already done
     clock.t += 2
     live.on_event(PhotoDone("m/a", _res(1), 6, 10))
+    live.on_event(PhotoDone("m/a", Result(id=2, open_images_id=None, category="taco", is_hot_dog=False,
+                                          error="404: no endpoints"), 6, 10))
     live.on_event(LimitChanged("m/a", LimitChange(1.5, 16, "slow start")))
     a = live.models["m/a"]
     assert a.rate(clock()) == pytest.approx(2.0)  # 4 photos this session in 2 s
@@ -44,7 +46,11 @@ def test_live_state_from_events():
     live.on_event(ModelFinished("m/a", {"model": "m/a"}))
     live.on_event(ModelStarted("m/b", 10, 0))
     live.on_event(ModelFinished("m/b", {"model": "m/b", "stopped": "fatal: 401"}))
-    assert [r["state"] for r in live.rows()] == ["done", "stopped"] and live.finished
+    status = live.status()
+    assert [s["state"] for s in status.values()] == ["done", "stopped"] and live.finished
+    assert (status["m/a"]["answered"], status["m/a"]["errors"], status["m/a"]["first_error"]) == \
+        (1, 1, "404: no endpoints")
+    assert status["m/b"]["stop_reason"] == "fatal: 401" and status["m/a"]["trace"][:2] == [[0.0, 8], [1.5, 16]]
     assert ModelLive("m/c", 5).subtitle(0) == "waiting" and ModelLive("m/c", 5).eta_s(0) is None
 
 

@@ -30,7 +30,7 @@ FLAGS = {"models": "--models", "input": "--input", "dataset": "--input", "run_na
          "max_concurrency": "--max-concurrency", "request_timeout": "--request-timeout", "repeats": "--repeats",
          "limiter": "--limiter", "max_cost_usd": "--max-cost-usd", "resume": "--resume", "api": "--api",
          "prices": "--prices", "body_timeout": "--body-timeout", "logprobs": "--logprobs",
-         "conditions": "--condition", "conditions_file": "--conditions"}
+         "conditions": "--condition", "conditions_file": "--conditions", "sim_config": "--sim-config"}
 # Exit codes (docs/reliability.md): 0 done; 2 a flag, the photo table or the run folder refused (nothing sent);
 # 3 stopped early (bad key, no credits, budget): resume; 4 a file could not be written or read (disk full,
 # read-only): the message says how many paid answers were lost, resume once fixed; 5 the run folder is in use by
@@ -92,6 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
                           "(default OPENROUTER_BASE_URL or %(default)s)")
     demo = sub.add_parser("demo", help="no key, no network: the built-in simulator answers (simulated answers!)")
     _add_run_flags(demo, demo=True)
+    demo.add_argument("--sim-config", default=None,
+                      help="how the simulator behaves: SimConfig as JSON, or @file.json (default: the demo's "
+                           "provider, a hidden cap of 40 in flight and a little noise)")
     build = sub.add_parser("build-dataset", help="FOLDER/<category>/*.jpg -> a parquet in the dataset schema")
     build.add_argument("folder")
     build.add_argument("-o", "--output", required=True, help="the parquet file to write")
@@ -122,7 +125,38 @@ def _plan(args, **target) -> RunPlan:
                     logprobs=args.logprobs, conditions=args.condition, conditions_file=args.conditions, **target)
 
 
-async def _run(plan: RunPlan, quiet: bool, command: str) -> int:
+def _launch(argv: list[str]) -> dict:
+    """How this run was started, for live.json: the command line, its base URL without a query (a token there
+    is written nowhere under OUT/RUN)."""
+    from ..store.redact import public_url
+
+    out, hide = [], False
+    for a in argv:
+        if hide:
+            a, hide = public_url(a), False
+        elif a == "--base-url":
+            hide = True
+        elif a.startswith("--base-url="):
+            a = "--base-url=" + public_url(a.split("=", 1)[1])
+        out.append(a)
+    return {"command": argv[0] if argv else None, "argv": out}
+
+
+def _sim_config(text: str | None, conditions: bool = False) -> dict:
+    """--sim-config: JSON, or @file.json (taken whole); when not given, the demo's provider (with its condition
+    effects when the run has conditions)."""
+    if not text:
+        return demo_config(conditions)
+    try:
+        data = json.loads(Path(text[1:]).read_text() if text.startswith("@") else text)
+    except (OSError, ValueError) as e:
+        raise FieldError(f"is not JSON or a readable @file ({e})", "sim_config") from None
+    if not isinstance(data, dict):
+        raise FieldError("must be a JSON object of SimConfig fields", "sim_config")
+    return data
+
+
+async def _run(plan: RunPlan, quiet: bool, command: str, launch: dict | None = None) -> int:
     display = ParallelDisplay(quiet) if plan.parallel else TerminalDisplay(quiet)
     active: list[ModelRun] = []
     interrupts = 0
@@ -161,7 +195,7 @@ async def _run(plan: RunPlan, quiet: bool, command: str) -> int:
     print(f"{len(plan.dataset)} photos x {len(plan.models)} models{conditions} -> {plan.run_dir}", flush=True)
     ticker = asyncio.create_task(tick())
     try:
-        result = await run_plan(plan, on_event=display.on_event, on_model=on_model)
+        result = await run_plan(plan, on_event=display.on_event, on_model=on_model, launch=launch)
     except StorageError as e:
         display.close()
         print(f"hotdogbench: error: {e}\nfinish with: hotdogbench {command} ... --run {plan.rundir.name} --resume",
@@ -211,13 +245,14 @@ def _say_errors(summaries: list[dict]) -> list[str]:
 
 def cmd_run(args) -> int:
     plan = _plan(args, target="base_url", base_url=args.base_url, api=args.api, prices=args.prices)
-    return asyncio.run(_run(plan, args.quiet, args.command))
+    return asyncio.run(_run(plan, args.quiet, args.command, _launch(args.argv)))
 
 
 def cmd_demo(args) -> int:
-    plan = _plan(args, target="simulator", sim_config=demo_config(bool(args.condition or args.conditions)))
+    plan = _plan(args, target="simulator",
+                 sim_config=_sim_config(args.sim_config, bool(args.condition or args.conditions)))
     print("DEMO: the answers below come from hotdogbench's built-in simulator, not from real models.", flush=True)
-    code = asyncio.run(_run(plan, args.quiet, args.command))
+    code = asyncio.run(_run(plan, args.quiet, args.command, _launch(args.argv)))
     print("DEMO: simulated answers. For real ones: export OPENROUTER_API_KEY=... and `hotdogbench run`.", flush=True)
     return code
 
@@ -253,7 +288,9 @@ def cmd_simulate(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
+    args.argv = argv
     handlers = {"run": cmd_run, "demo": cmd_demo, "build-dataset": cmd_build, "report": cmd_report,
                 "simulate": cmd_simulate}
     try:

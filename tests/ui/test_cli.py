@@ -68,6 +68,27 @@ def test_demo_runs_offline_and_says_it_is_simulated(tmp_path):
     assert all(set(s["unscored_answers"]) == {"1001", "1002"} for s in summary)
 
 
+def test_demo_takes_the_simulator_settings_and_leaves_a_heartbeat(tmp_path):
+    # a simulator that lists no models: the preflight cannot check foo/bar, so it is asked, and fails fast
+    config = '{"seed": 1, "latency_s": 0.0, "accuracy": 1.0, "max_in_flight": 5, "models_listing": "none"}'
+    p = cli("demo", "--models", "openai/gpt-6-luna,foo/bar", "--out", str(tmp_path), "--run", "d", "--quiet",
+            "--sim-config", config)
+    summary = {s["model"]: s for s in json.loads((tmp_path / "d" / "summary.json").read_text())}
+    assert summary["openai/gpt-6-luna"]["accuracy"] == 1.0  # the simulator ran with the given settings
+    live = json.loads((tmp_path / "d" / "live.json").read_text())
+    assert live["launch"] == {"command": "demo", "argv": ["demo", "--models", "openai/gpt-6-luna,foo/bar", "--out",
+                                                          str(tmp_path), "--run", "d", "--quiet", "--sim-config",
+                                                          config]}
+    bar = live["models"]["foo/bar"]  # an id the simulator does not know: every photo a 404, said so
+    assert bar["answered"] == 0 and bar["errors"] == bar["done"] > 0 and bar["first_error"].startswith("404")
+    assert bar["state"] == "stopped" and "fail fast" in bar["stop_reason"]
+    assert p.returncode != 0 and "Traceback" not in p.stderr  # a model with no answer: not a success
+    listed = cli("demo", "--models", "foo/bar", "--out", str(tmp_path), "--run", "e", "--quiet")
+    assert listed.returncode != 0 and "foo/bar" in listed.stderr and not (tmp_path / "e" / "live.json").exists()
+    bad = cli("demo", "--out", str(tmp_path), "--run", "f", "--sim-config", "{not json")
+    assert bad.returncode == 2 and "--sim-config: is not JSON" in bad.stderr
+
+
 @pytest.mark.parametrize("args,expect", [
     (["--models", "cheapest", "--base-url", "https://openrouter.ai/api"], "--models: 'cheapest' is neither a preset"),
     (["--input", "/nonexistent/x.parquet"], "does not exist"),

@@ -25,7 +25,8 @@ from ..sim.config import SimConfig, demo_config
 FIELD_LABELS = {"models": "Models", "input": "Photos", "dataset": "Photos", "run_name": "Run name",
                 "api_key": "OpenRouter key", "base_url": "Base URL", "start_concurrency": "Start concurrency",
                 "max_concurrency": "Max concurrency", "max_cost_usd": "Budget", "target": "Send requests to",
-                "conditions": "Conditions", "conditions_file": "Conditions"}
+                "conditions": "Conditions", "conditions_file": "Conditions",
+                "sim_config": "Simulator"}
 OUT_ENV = "HOTDOGBENCH_OUT"  # where the notebooks read and write runs when --out is not given
 SOURCES = {"sample": "Bundled sample (64 emoji images)", "public": "Public dataset (downloaded once into data/)",
            "path": "Local parquet file", "upload": "Upload a parquet file"}

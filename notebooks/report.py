@@ -1,7 +1,7 @@
 import marimo
 
 __generated_with = "0.25.2"
-app = marimo.App(width="medium", app_title="hotdogbench: report")
+app = marimo.App(width="medium", app_title="hotdogbench: report", css_file="notebooks.css")
 
 with app.setup(hide_code=True):
     import marimo as mo

@@ -1,33 +1,45 @@
 import marimo
 
 __generated_with = "0.25.2"
-app = marimo.App(width="medium", app_title="hotdogbench: run")
+app = marimo.App(width="medium", app_title="hotdogbench: run", css_file="notebooks.css")
 
 with app.setup(hide_code=True):
-    import asyncio
     import contextlib
     import os
 
     import marimo as mo
-    import polars as pl
 
     from hotdogbench_core import load_run
-    from hotdogbench_core.report import charts, tables
-
-    from hotdogbench_core.ui import notebook as nbargs
-    from hotdogbench_core.report.estimate import (ESTIMATE, ESTIMATE_BY_CONDITION, PricingUnavailable,
-                                                  describe_total, estimate_costs, past_condition_tokens,
+    from hotdogbench_core.errors import FieldError
+    from hotdogbench_core.report import charts
+    from hotdogbench_core.report.estimate import (ESTIMATE, PricingUnavailable, describe_total, estimate_costs,
                                                   past_tokens, pricing_for)
     from hotdogbench_core.report.gallery import thumb_strip_html
-    from hotdogbench_core.run.keys import find_key, mask
-    from hotdogbench_core.errors import describe
-    from hotdogbench_core.run.plan import TARGETS, plan_run, run_plan
-    from hotdogbench_core.run.session import default_run_name
-    from hotdogbench_core.run.settings import RunError
-    from hotdogbench_core.store.redact import Redactor
-    from hotdogbench_core.ui.live import LIVE, REFRESH_S, LiveRun
-    from hotdogbench_core.ui.views import table
+    from hotdogbench_core.report.sections import Report
     from hotdogbench_core.report.thumbs import preview_ids, thumbnails
+    from hotdogbench_core.run.keys import find_key, mask
+    from hotdogbench_core.run.plan import TARGETS, plan_run
+    from hotdogbench_core.run.session import default_run_name
+    from hotdogbench_core.store.rundir import RunDir, check_run_name
+    from hotdogbench_core.ui import live as liveview
+    from hotdogbench_core.ui import notebook as nbargs
+    from hotdogbench_core.ui.runs import (RunInfo, RunRegistry, changes, finished, index_of, launch_argv,
+                                          models_from_journals, next_name)
+    from hotdogbench_core.ui.views import section_tabs, table
+
+    ARGS = nbargs.run_args(mo.cli_args())
+    # Each run is a separate `hotdogbench` process, followed through its folder (ui/runs.py says why). The
+    # registry lives as long as this kernel; the runs outlive it, and a new kernel finds them in OUT.
+    REG = RunRegistry(ARGS.out)
+    HEADLESS = nbargs.headless()  # `marimo export html` or `python notebooks/run.py`: no page, no Run button
+    PICKED = {}  # the user's model choices, kept when the target changes (plain memory: no cell re-runs)
+
+    def field_note(errors: dict, *fields: str, kind: str = "error"):
+        """The problems of these form fields, shown right under them, in the form's words."""
+        texts = [errors[f] for f in fields if errors.get(f)]
+        color = "#c92a2a" if kind == "error" else "#b35c00"
+        return mo.Html("".join(f'<div class="hdb-field-{kind}" style="color:{color};font-size:0.85rem;'
+                               f'margin:-4px 0 8px">{mo.md(t).text}</div>' for t in texts))
 
 
 @app.cell(hide_code=True)
@@ -37,32 +49,50 @@ def _():
 
     Ask vision-language models *"is the food in this photo a hot dog?"*, one photo per request, and score
     the answers. Choose the photos, the models and where requests go; **nothing is sent until you press Run**.
-    Compare finished runs in `notebooks/report.py`.
+    A run is a process of its own: it goes on when you change the form, close this tab or restart the
+    notebook, and this page finds it again. Compare finished runs in `notebooks/report.py`.
     """)
     return
 
 
 @app.cell(hide_code=True)
 def _():
-    args = nbargs.run_args(mo.cli_args())
-    return (args,)
+    _snap = REG.snapshot()
+    get_snap, set_snap = mo.state(_snap)  # every count of every run: changes with each heartbeat of a live run
+    get_index, set_index = mo.state(index_of(_snap))  # which runs exist and their states: changes rarely
+    get_selected, set_selected = mo.state((finished(_snap) or [None])[0])  # the finished run whose results show
+    get_name, set_name = mo.state(ARGS.run or default_run_name())  # the run name field ("a new name" sets it)
+    get_notice, set_notice = mo.state(None)  # what the last button press said
+    return get_index, get_name, get_notice, get_selected, get_snap, set_index, set_name, set_notice, set_selected, set_snap
 
 
 @app.cell(hide_code=True)
-def _(args):
+def _(set_index, set_selected, set_snap):
+    def _on_change(before, after):
+        set_snap(after)
+        if before is None or index_of(before) != index_of(after):
+            set_index(index_of(after))
+        for _n, _i in after.items():  # a run that just ended is the last finished run: show its results
+            if before and _n in before and before[_n].live and not _i.live and _i.holds_results:
+                set_selected(_n)
+
+    def publish():
+        """Show what the registry holds now (after a button press), without waiting for the next look."""
+        _on_change(None, REG.snapshot())
+
+    if not HEADLESS:
+        REG.watch(_on_change)  # a task on this kernel's loop: it ends with the kernel, the runs do not
+    return (publish,)
+
+
+@app.cell(hide_code=True)
+def _():
     source = mo.ui.radio(options={label: key for key, label in nbargs.SOURCES.items()},
-                         value=nbargs.SOURCES[nbargs.source_for(args.input)], label="Photos")
-    path_box = mo.ui.text(value=args.input if nbargs.source_for(args.input) == "path" else "",
+                         value=nbargs.SOURCES[nbargs.source_for(ARGS.input)], label="Photos")
+    path_box = mo.ui.text(value=ARGS.input if nbargs.source_for(ARGS.input) == "path" else "",
                           placeholder="data/hotdogbench.parquet", label="Parquet path or URL", full_width=True)
     upload = mo.ui.file(filetypes=[".parquet"], label="Upload a parquet")
     return path_box, source, upload
-
-
-@app.cell(hide_code=True)
-def _(path_box, source, upload):
-    _extra = {"path": path_box, "upload": upload}.get(source.value)
-    mo.vstack([x for x in (mo.md("## 1. Photos"), source, _extra) if x is not None])
-    return
 
 
 @app.cell(hide_code=True)
@@ -73,52 +103,62 @@ def _(path_box, source, upload):
             dataset = nbargs.open_dataset(source.value, path_box.value.strip(), _upload)
         dataset_error = None
     except (ValueError, OSError) as _e:
-        dataset, dataset_error = None, str(_e)
+        dataset, dataset_error = None, getattr(_e, "problem", None) or str(_e)
     return dataset, dataset_error
 
 
 @app.cell(hide_code=True)
-def _(dataset, dataset_error):
-    mo.stop(dataset is None, mo.callout(mo.md(f"**No photos yet:** {dataset_error}"), kind="warn"))
-    _ids = preview_ids(dataset, 16)
-    _thumbs = thumbnails(dataset, _ids, 96)
-    _cat = {p.id: p.category for p in dataset.photos}
-    mo.vstack([
-        mo.md(f"**{len(dataset)} photos** in `{dataset.path}`, {len(dataset.categories())} categories"),
-        mo.hstack([charts.category_counts(dataset.categories()),
-                   mo.Html(thumb_strip_html([(i, _cat[i], _thumbs[i]) for i in _ids if i in _thumbs]))],
-                  widths=[1, 1], align="start"),
-    ])
+def _(field_errors, path_box, source, upload):
+    _extra = {"path": path_box, "upload": upload}.get(source.value)
+    mo.vstack([x for x in (mo.md("## 1. Photos"), source, _extra, field_note(field_errors, "input", "dataset"))
+               if x is not None])
     return
 
 
 @app.cell(hide_code=True)
-def _(args):
-    _picked, _other = nbargs.split_models(args.models)
-    models_pick = mo.ui.multiselect(options=nbargs.model_options(), value=_picked, label="Models and presets",
-                                    full_width=True)
-    other_models = mo.ui.text(value=_other, placeholder="other OpenRouter ids, comma-separated: author/slug",
-                              label="Other models", full_width=True)
-    mo.vstack([mo.md("## 2. Models"), models_pick, other_models])
+def _(dataset):
+    if dataset is not None:
+        _ids = preview_ids(dataset, 16)
+        _thumbs = thumbnails(dataset, _ids, 96)
+        _cat = {p.id: p.category for p in dataset.photos}
+        mo.output.replace(mo.vstack([
+            mo.md(f"**{len(dataset)} photos** in `{dataset.path}`, {len(dataset.categories())} categories"),
+            mo.hstack([charts.category_counts(dataset.categories()),
+                       mo.Html(thumb_strip_html([(i, _cat[i], _thumbs[i]) for i in _ids if i in _thumbs]))],
+                      widths=[1, 1], align="start"),
+        ]))
+    return
+
+
+@app.cell(hide_code=True)
+def _(target):
+    if "models" in PICKED:  # what the user chose stays when the target changes
+        _picked = nbargs.model_labels(PICKED["models"])
+    else:
+        _picked = nbargs.split_models(ARGS.models)[0] if ARGS.models else nbargs.default_models(target.value)
+    models_pick = mo.ui.multiselect(options=nbargs.model_options(), value=_picked,
+                                    label=nbargs.FIELD_LABELS["models"], full_width=True,
+                                    on_change=lambda v: PICKED.update(models=list(v)))
+    other_models = mo.ui.text(value=PICKED.get("other", nbargs.split_models(ARGS.models)[1]),
+                              placeholder="author/slug, comma-separated", label="Other model ids",
+                              full_width=True, on_change=lambda v: PICKED.update(other=v))
     return models_pick, other_models
 
 
 @app.cell(hide_code=True)
-def _(models_pick, other_models):
-    try:
-        chosen = nbargs.chosen_models(models_pick.value, other_models.value)
-        models_error = None if chosen else "choose at least one model"
-    except ValueError as _e:
-        chosen, models_error = [], str(_e)
-    return chosen, models_error
+def _(field_errors, model_notes, models_pick, other_models):
+    mo.vstack([mo.md("## 2. Models"), models_pick, other_models, field_note(field_errors, "models"),
+               field_note(model_notes, "models", kind="warn")])
+    return
 
 
 @app.cell(hide_code=True)
-def _(args):
-    target = mo.ui.radio(options={label: key for key, label in TARGETS.items()}, value=TARGETS[args.target],
-                         label="Send requests to")
-    base_url_box = mo.ui.text(value=args.base_url or os.environ.get("OPENROUTER_BASE_URL", ""),
-                              placeholder="http://127.0.0.1:8000", label="Base URL", full_width=True)
+def _():
+    target = mo.ui.radio(options={label: key for key, label in TARGETS.items()}, value=TARGETS[ARGS.target],
+                         label=nbargs.FIELD_LABELS["target"])
+    base_url_box = mo.ui.text(value=ARGS.base_url or os.environ.get("OPENROUTER_BASE_URL", ""),
+                              placeholder="http://127.0.0.1:8000", label=nbargs.FIELD_LABELS["base_url"],
+                              full_width=True)
     sim_knobs = mo.ui.dictionary({
         name: mo.ui.number(start=lo, stop=hi, step=step, value=default, label=label)
         for name, (label, default, lo, hi, step) in nbargs.SIM_KNOBS.items()})
@@ -126,160 +166,298 @@ def _(args):
 
 
 @app.cell(hide_code=True)
-def _(base_url_box, sim_knobs, target):
+def _(base_url_box, field_errors, sim_knobs, target):
     _key = mo.md(f"OpenRouter key: **{mask(find_key())}** (from the environment or ./.env; never shown)")
     _extra = {"base_url": base_url_box,
               "simulator": mo.vstack([mo.md("Simulated provider (answers are made up, not real models'):"),
                                       mo.hstack(list(sim_knobs.elements.values()), wrap=True)])}.get(target.value)
-    mo.vstack([x for x in (mo.md("## 3. Where requests go"), target, _key, _extra) if x is not None])
+    mo.vstack([x for x in (mo.md("## 3. Where requests go"), target, _key, _extra,
+                           field_note(field_errors, "target", "base_url", "api_key", "sim_config"))
+               if x is not None])
     return
 
 
 @app.cell(hide_code=True)
-def _(args):
-    start_conc = mo.ui.number(start=1, stop=4096, value=args.start_concurrency, label="Start concurrency")
-    max_conc = mo.ui.number(start=1, stop=4096, value=args.max_concurrency, label="Max concurrency")
-    run_name = mo.ui.text(value=args.run or default_run_name(), label="Run name")
-    resume_box = mo.ui.checkbox(label="Resume: finish an interrupted run of this name")
-    budget_box = mo.ui.number(start=0, stop=100000, step=0.5, value=args.max_cost_usd or 0,
+def _():
+    start_conc = mo.ui.number(start=1, stop=4096, value=ARGS.start_concurrency,
+                              label=nbargs.FIELD_LABELS["start_concurrency"])
+    max_conc = mo.ui.number(start=1, stop=4096, value=ARGS.max_concurrency,
+                            label=nbargs.FIELD_LABELS["max_concurrency"])
+    budget_box = mo.ui.number(start=0, stop=100000, step=0.5, value=ARGS.max_cost_usd or 0,
                               label="Budget, USD (0: none)")
-    conditions_box = mo.ui.text_area(placeholder=nbargs.CONDITIONS_PLACEHOLDER, label="Conditions (optional)",
-                                     full_width=True)
-    mo.vstack([mo.md("## 4. Run settings"), mo.hstack([start_conc, max_conc, run_name], justify="start"),
-               mo.hstack([budget_box, resume_box], justify="start"),
-               mo.md(f"Results go to `{args.out}/<run name>/`. With a budget, no request is sent once what was "
-                     "spent plus what is in flight could pass it; the run stops and can be resumed."),
-               mo.accordion({"Conditions: image size, JPEG quality, question, provider": mo.vstack(
-                   [mo.md(nbargs.CONDITIONS_HELP), conditions_box])})])
-    return budget_box, conditions_box, max_conc, resume_box, run_name, start_conc
+    return budget_box, max_conc, start_conc
 
 
 @app.cell(hide_code=True)
-def _(args, base_url_box, budget_box, chosen, conditions_box, dataset, max_conc, models_error, resume_box, run_name,
-      sim_knobs, start_conc, target):
-    try:
-        if dataset is None:
-            raise ValueError("choose a photo table first")
-        if models_error:
-            raise ValueError(models_error)
-        _conditions = nbargs.condition_lines(conditions_box.value)
-        plan = plan_run(models=chosen, dataset=dataset, target=target.value, out=args.out,
-                        run_name=run_name.value.strip(), base_url=base_url_box.value.strip() or None,
-                        sim_config=nbargs.sim_config(sim_knobs.value, bool(_conditions))
-                        if target.value == "simulator" else None, conditions=_conditions,
-                        start_concurrency=int(start_conc.value), max_concurrency=int(max_conc.value),
-                        resume=resume_box.value, max_cost_usd=float(budget_box.value or 0) or None)
-        plan_error = None
-    except (ValueError, TypeError) as _e:
-        plan, plan_error = None, describe(_e, nbargs.FIELD_LABELS)
-    return plan, plan_error
+def _(get_name):
+    run_name = mo.ui.text(value=get_name(), label=nbargs.FIELD_LABELS["run_name"])
+    return (run_name,)
 
 
 @app.cell(hide_code=True)
-def _(args, plan, plan_error):
-    mo.stop(plan is None, mo.callout(mo.md(f"**Not ready to run:** {plan_error}"), kind="warn"))
-    try:
-        _prices = pricing_for(plan.target, plan.settings.base_url, plan.sim_config)
-        _note = ""
-    except PricingUnavailable as _e:
-        _prices, _note = {}, f" ({_e})"
-    _where = "http://127.0.0.1" if plan.target == "simulator" else plan.endpoint()
-    _past = past_tokens(args.out, _where)
-    costs = estimate_costs(plan.models, plan.requests_per_model, _prices, _past, conditions=plan.conditions,
-                           dataset=plan.dataset,
-                           past_conditions=past_condition_tokens(args.out, _where) if plan.conditions else None)
-    mo.vstack([mo.md(f"## 5. Estimated cost\n**{describe_total(costs)}**{_note}. Tokens per photo are guesses "
-                     "(a past run's average where there is one); prices from `/v1/models`."),
-               table(costs, ESTIMATE_BY_CONDITION if plan.conditions else ESTIMATE)])
+def _(budget_box, field_errors, max_conc, run_name, start_conc):
+    mo.vstack([mo.md("## 4. Run settings"),
+               mo.hstack([start_conc, max_conc, run_name], justify="start"),
+               field_note(field_errors, "start_concurrency", "max_concurrency", "run_name"),
+               budget_box, field_note(field_errors, "max_cost_usd"),
+               mo.md(f"Results go to `{ARGS.out}/<run name>/`. With a budget, no request is sent once what was "
+                     "spent plus what is in flight could pass it; the run stops and can be resumed.")])
     return
+
+
+@app.cell(hide_code=True)
+def _(base_url_box, budget_box, dataset, dataset_error, max_conc, models_pick, other_models, run_name,
+      sim_knobs, start_conc, target):
+    # Every field checked by the one plan the CLI uses too (run/plan.py); each problem goes under its field.
+    field_errors = {}
+    if dataset_error:
+        field_errors["input"] = dataset_error
+    try:
+        _models = nbargs.chosen_models(models_pick.value, other_models.value)
+        if not _models:
+            field_errors["models"] = "choose at least one model: a preset, a model, or ids under Other model ids"
+    except ValueError as _e:
+        _models, field_errors["models"] = [], getattr(_e, "problem", str(_e))
+    try:
+        _name = check_run_name(run_name.value.strip())
+    except FieldError as _e:
+        _name, field_errors["run_name"] = None, _e.problem
+    plan = None
+    if not field_errors:
+        try:  # resume=True: a name that holds results is not an error here; the Run section offers what to do
+            plan = plan_run(models=_models, dataset=dataset, target=target.value, out=ARGS.out, run_name=_name,
+                            base_url=base_url_box.value.strip() or None,
+                            sim_config=nbargs.sim_config(sim_knobs.value) if target.value == "simulator" else None,
+                            start_concurrency=int(start_conc.value), max_concurrency=int(max_conc.value),
+                            resume=True, max_cost_usd=float(budget_box.value or 0) or None)
+        except FieldError as _e:
+            field_errors[_e.field] = _e.problem
+        except (ValueError, TypeError) as _e:
+            field_errors["form"] = str(_e)
+    launch = launch_argv(plan) if plan is not None else None
+    return field_errors, launch, plan
 
 
 @app.cell(hide_code=True)
 def _(plan):
-    run_button = mo.ui.run_button(label="Run", kind="success", disabled=plan is None)
-    _conds = f" × {len(plan.conditions)} condition(s)" if plan is not None and plan.conditions else ""
-    _what = (f"{plan.requests_per_model} photos × {len(plan.models)} model(s){_conds} → `{plan.run_dir}` "
-             f"via {plan.endpoint()}") if plan is not None else "fix the settings above first"
-    mo.vstack([mo.md("## 6. Run"), mo.hstack([run_button, mo.md(_what)], justify="start")])
-    return (run_button,)
-
-
-@app.function(hide_code=True)
-def live_panel(live):
-    """Counters per model and the limit trace so far."""
-    _trace = charts.limit_trace(live.trace_frame(), title="In-flight limit (live)")
-    return mo.vstack([table(pl.DataFrame(live.rows()), LIVE), _trace])
-
-
-@app.cell(hide_code=True)
-async def _(args, plan, run_button):
-    mo.stop(not (run_button.value or args.go), mo.md("_Nothing has been sent. Press **Run** to start._"))
-    mo.stop(plan is None, mo.md("_Not started: the settings above need fixing._"))
-    live = LiveRun(plan.labels, plan.requests_per_model)
-    _stack = contextlib.ExitStack()
-    _bars = {m: _stack.enter_context(mo.status.progress_bar(total=plan.requests_per_model, title=m,
-                                                             subtitle="waiting", show_rate=False, show_eta=False))
-             for m in plan.labels}
-    _shown = dict.fromkeys(plan.labels, 0)
-    mo.output.append(live_panel(live))
-    _task = asyncio.ensure_future(run_plan(plan, on_event=live.on_event, on_model=live.on_model))
-    try:
-        while True:
-            _finished, _ = await asyncio.wait({_task}, timeout=REFRESH_S)
-            live.refresh()
-            for _m, _bar in _bars.items():
-                _st = live.models[_m]
-                _bar.update(increment=_st.done - _shown[_m], subtitle=_st.subtitle(live.clock()))
-                _shown[_m] = _st.done
-            mo.output.replace_at_index(live_panel(live), len(plan.labels))
-            if _finished:
-                break
-    finally:
-        if not _task.done():  # the cell was interrupted: stop sending (settled photos are journaled)
-            _task.cancel()
-        _stack.close()
-    try:
-        run_result, run_error = _task.result(), None
-    except (RunError, ValueError, OSError) as _e:  # OSError: the path and what to do; never the key
-        run_result, run_error = None, Redactor.for_settings(plan.settings).text(describe(_e, nbargs.FIELD_LABELS))
-    return run_error, run_result
+    prices, price_note = {}, None
+    if plan is not None:
+        try:
+            prices = pricing_for(plan.target, plan.settings.base_url, plan.sim_config)
+        except PricingUnavailable as _e:
+            price_note = str(_e)
+    _unlisted = [m for m in (plan.models if plan is not None else []) if prices and m not in prices]
+    model_notes = {"models": (f"No price listed for {', '.join(f'`{m}`' for m in _unlisted)} at "
+                              f"{plan.endpoint()}'s `/v1/models`: is the id right? A model the server does not "
+                              "know fails every photo.")} if _unlisted else {}
+    return model_notes, price_note, prices
 
 
 @app.cell(hide_code=True)
-def _(run_error, run_result):
-    mo.stop(run_result is None, mo.callout(mo.md(f"**The run failed:** {run_error}"), kind="danger")
-            if run_error else None)
-    run_data = load_run(run_result.run_dir.parent, run_result.run_dir.name)
-    board = tables.leaderboard([run_data])
-    _stopped = mo.callout(mo.md(f"**Stopped early:** {run_result.stopped}. {run_result.hint}"), kind="danger") \
-        if run_result.stopped else None
-    mo.vstack([x for x in (mo.md(f"## Results: `{run_result.run_dir}`"), _stopped) if x is not None])
-    return board, run_data
-
-
-@app.cell(hide_code=True)
-def _(run_data):
-    _heat = charts.accuracy_heatmap(tables.category_accuracy([run_data]))
-    mo.Html('<div class="hdb-accuracy">' + mo.as_html(_heat).text + "</div>")
+def _(plan, price_note, prices):
+    if plan is not None:
+        _past = past_tokens(ARGS.out, "http://127.0.0.1" if plan.target == "simulator" else plan.endpoint())
+        _costs = estimate_costs(plan.models, plan.requests_per_model, prices, _past)
+        _note = f" ({price_note})" if price_note else ""
+        mo.output.replace(mo.vstack([
+            mo.md(f"## 5. Estimated cost\n**{describe_total(_costs)}**{_note}. Tokens per photo are guesses (a past "
+                  "run's average where there is one); prices from the server's `/v1/models`."),
+            table(_costs, ESTIMATE)]))
     return
 
 
 @app.cell(hide_code=True)
-def _(board, run_data):
-    mo.hstack([charts.cost_vs_accuracy(board), charts.latency_box(tables.latency_frame([run_data]),
-                                                                  title="Latency distribution")],
-              wrap=True, align="start")
+def _(field_errors, get_index, get_notice, get_selected, launch, plan, publish, set_name, set_notice):
+    get_index()  # re-drawn when a run starts, stops or ends, not on every count (see the live panel)
+    _snap = REG.snapshot()
+    _live = [i for i in _snap.values() if i.live]
+
+    def _press(action):
+        def _click(_):
+            set_notice(None)
+            _msg = action()
+            if _msg:
+                set_notice(_msg)
+            publish()
+        return _click
+
+    def _start(name, argv, resume=False):
+        return lambda: REG.start(name, argv, resume=resume)
+
+    def _start_renamed(new, argv):
+        def _go():
+            set_name(new)
+            return REG.start(new, argv)
+        return _go
+
+    _parts = [mo.md("## 6. Run")]
+    if _live:  # Run is Stop while a run goes on; the form's changes wait for the next run
+        for _run in _live:
+            _busy = _run.state in ("stopping", "finishing")
+            _stop = mo.ui.button(label="Stopping…" if _busy else "Stop", kind="danger", disabled=_busy,
+                                 on_click=_press(lambda n=_run.name: REG.stop(n)))
+            _text = (f"**`{_run.name}` is {_run.state}.** It keeps the settings it started with; changes to the "
+                     "form apply to the next run. Stop sends nothing more; the requests in flight finish and are "
+                     "saved, and the run can be resumed.")
+            _changed = changes((_run.launch or {}).get("argv"), launch)
+            if _changed:
+                _text += "\n\nYou changed, for the next run: " + "; ".join(_changed) + "."
+            _parts.append(mo.hstack([_stop, mo.md(_text)], justify="start", align="center", widths=[0, 1]))
+    elif plan is None:
+        _parts.append(mo.hstack([mo.ui.button(label="Run", kind="success", disabled=True),
+                                 mo.md("Fix what is marked in red above first.")], justify="start"))
+        if field_errors.get("form"):
+            _parts.append(mo.callout(mo.md(field_errors["form"]), kind="warn"))
+    else:
+        _name = plan.rundir.name
+        _info = _snap.get(_name)
+        _via = plan.endpoint() + (f" ({nbargs.describe_sim(plan.sim_config)})" if plan.sim_config else "")
+        _what = f"{plan.requests_per_model} photos × {len(plan.models)} model(s) → `{plan.run_dir}` via {_via}"
+        if _info is not None and _info.holds_results:
+            _new = next_name(ARGS.out, _name)
+            _what = f"{plan.requests_per_model} photos × {len(plan.models)} model(s) → `{ARGS.out / _new}` via {_via}"
+            _counts = ", ".join(f"{m} {v.get('done', 0)}/{v.get('total') or '?'}" for m, v in _info.models.items())
+            _buttons = [] if _info.complete else [mo.ui.button(
+                label=f"Resume {_name}", kind="success",
+                on_click=_press(_start(_name, launch, resume=True)))]
+            _buttons.append(mo.ui.button(label="Run under a new name", kind="success" if _info.complete else
+                                         "neutral", on_click=_press(_start_renamed(_new, launch))))
+            _parts.append(mo.vstack([mo.hstack(_buttons, justify="start"), mo.md(
+                f"`{_name}` already holds a {'finished' if _info.complete else _info.state} run"
+                + (f" ({_counts})" if _counts else "") + ". "
+                + ("" if _info.complete else "**Resume** asks only the photos without a result, with the settings "
+                   "it started with. ")
+                + f"**Run under a new name** runs the form as `{_new}`: {_what}.")]))
+        else:
+            _parts.append(mo.hstack([mo.ui.button(label="Run", kind="success",
+                                                  on_click=_press(_start(_name, launch))), mo.md(_what)],
+                                    justify="start", align="center", widths=[0, 1]))
+        if _info is not None and _info.start_error:
+            _parts.append(mo.callout(mo.md(f"**`{_name}` did not start:** {_info.start_error}"), kind="danger"))
+    if not _live:  # the run whose results are shown below, stopped half way under another name: resume it too
+        _shown = _snap.get(get_selected() or "")
+        if _shown is not None and _shown.holds_results and not _shown.complete and \
+                (plan is None or _shown.name != plan.rundir.name):
+            _parts.append(mo.hstack([
+                mo.ui.button(label=f"Resume {_shown.name}", kind="neutral",
+                             on_click=_press(_start(_shown.name, launch or [], resume=True))),
+                mo.md(f"`{_shown.name}` ({_shown.state}) stopped before every photo was asked: **Resume** asks "
+                      "the rest, with the settings it started with.")], justify="start", align="center",
+                widths=[0, 1]))
+    _notice = get_notice()
+    if _notice:
+        _parts.append(mo.callout(mo.md(_notice), kind="info"))
+    if ARGS.go and not HEADLESS and not _live and plan is not None:
+        _parts.append(mo.md("_The command line filled in the form; press **Run** to start._"))
+    mo.vstack(_parts)
     return
 
 
 @app.cell(hide_code=True)
-def _(board, run_data):
-    _summary = run_data.path / "summary.json"
-    print(f"wrote {_summary}")
-    mo.vstack([mo.md("### Summary"), board,
-               mo.download(data=_summary.read_bytes(), filename="summary.json", mimetype="application/json",
-                           label="Download summary.json"),
-               mo.md(f"Written to `{_summary}`. Compare runs: `uv run marimo edit notebooks/report.py`.")])
+def _(field_errors, launch, plan):
+    # Headless (an export, a script) with --simulate or --models: start the run and wait for it here, with a
+    # progress bar per model; with a page, Run starts runs and this cell does nothing.
+    headless_run = None
+    if HEADLESS and ARGS.go:
+        if plan is None:
+            mo.output.append(mo.callout(mo.md("**Not started:** " + "; ".join(
+                f"{nbargs.FIELD_LABELS.get(k, k)}: {v}" for k, v in field_errors.items())), kind="danger"))
+        else:
+            _why = REG.start(plan.rundir.name, launch, resume=ARGS.resume)
+            if _why:
+                mo.output.append(mo.callout(mo.md(f"**Not started:** {_why}"), kind="danger"))
+            else:
+                with contextlib.ExitStack() as _stack:
+                    _bars, _shown = {}, {}
+
+                    def _tick(info):
+                        for _m, _v in info.models.items():
+                            if _m not in _bars and _v.get("total"):
+                                _bars[_m] = _stack.enter_context(mo.status.progress_bar(
+                                    total=_v["total"], title=_m, subtitle="waiting", show_rate=False,
+                                    show_eta=False))
+                                _shown[_m] = 0
+                            if _m in _bars:
+                                _rate = _v.get("photos_per_s")
+                                _bars[_m].update(increment=_v["done"] - _shown[_m], subtitle=(
+                                    f"{liveview.verdict(_v, info.state)[1]} · "
+                                    f"{_rate:.1f} photos/s" if _rate else liveview.verdict(_v, info.state)[1]))
+                                _shown[_m] = _v["done"]
+
+                    _end = REG.wait(plan.rundir.name, _tick)
+                if _end.start_error:
+                    mo.output.append(mo.callout(mo.md(f"**Not started:** {_end.start_error}"), kind="danger"))
+                headless_run = plan.rundir.name
+    return (headless_run,)
+
+
+@app.cell(hide_code=True)
+def _(get_snap):
+    _live = [i for i in get_snap().values() if i.live]
+    _blocks = []
+    for _run in _live:
+        _head = f"### In progress: `{_run.name}` ({_run.state})"
+        if _run.state == "stopping":
+            _inflight = sum(v.get("in_flight") or 0 for v in _run.models.values())
+            _head += (f"\nStopping: nothing more is sent; {_inflight} request(s) in flight are finishing and will "
+                      "be saved.")
+        _blocks += [mo.md(_head), mo.Html(liveview.bars_html(_run))]
+    mo.vstack(_blocks) if _blocks else mo.md("_No run in progress._")
+    return
+
+
+@app.cell(hide_code=True)
+def _(get_snap):
+    # The live chart has a cell (an output box) of its own, so it is never cut by the panel's height.
+    _charts = [c for c in (liveview.limit_chart(i) for i in get_snap().values() if i.live) if c is not None]
+    if _charts:
+        mo.output.replace(mo.Html('<div class="hdb-live-chart">'
+                                  + "".join(mo.as_html(c).text for c in _charts) + "</div>"))
+    return
+
+
+@app.cell(hide_code=True)
+def _(get_index, get_selected, headless_run, set_selected):
+    get_index()
+    _names = finished(REG.snapshot())
+    _sel = headless_run or get_selected()
+    picker = mo.ui.dropdown(options=_names, value=_sel if _sel in _names else (_names[0] if _names else None),
+                            label="Results of run", on_change=set_selected) if _names else None
+    mo.vstack([mo.md("## 7. Results"), picker if picker is not None else mo.md(
+        "_No finished run yet: results appear here when a run ends, and stay until you pick another._")])
+    return (picker,)
+
+
+@app.cell(hide_code=True)
+def _(get_index, picker):
+    get_index()  # a resumed run that ends again is drawn again
+    _name = picker.value if picker is not None else None
+    if _name:
+        _info = REG.info(_name)
+        _rundir = RunDir(ARGS.out, _name)
+        _models = _info.models or models_from_journals(_rundir)
+        _shown = RunInfo(_name, _info.state, models=_models)
+        _state = {"done": "finished", "stopped": f"stopped: {_info.reason or 'before the end'} (resumable)",
+                  "interrupted": "interrupted (resumable)"}.get(_info.state, _info.state)
+        _bad = [m for m, v in _models.items() if v.get("done") and not v.get("answered")]
+        _parts = [mo.md(f"### Results: `{_name}` ({_state})"),
+                  mo.Html(liveview.bars_html(_shown, "hdb-outcome"))]
+        if _bad:
+            _parts.append(mo.callout(mo.md("**No answers from " + ", ".join(f"`{m}`" for m in _bad) + "**: "
+                                           + "; ".join(str(_models[m].get("first_error")) for m in _bad)),
+                                     kind="danger"))
+        if _rundir.summary.is_file():
+            _argv = (_info.launch or {}).get("argv") or []
+            _photos = _argv[_argv.index("--input") + 1] if "--input" in _argv else None
+            _parts.append(section_tabs(Report([load_run(ARGS.out, _name)], dataset=_photos)))
+            _parts.append(mo.download(data=_rundir.summary.read_bytes(), filename="summary.json",
+                                      mimetype="application/json", label="Download summary.json"))
+            _parts.append(mo.md(f"Written to `{_rundir.path}`. Compare runs: "
+                                "`uv run marimo edit notebooks/report.py`."))
+        else:
+            _parts.append(mo.callout(mo.md(f"`{_name}` has no summary yet: {_info.reason or 'resume it to finish'}."),
+                                     kind="warn"))
+        mo.output.replace(mo.vstack(_parts))
     return
 
 

@@ -28,7 +28,7 @@ from ..sim.app import Simulator
 from ..store.journal import read_journal
 from ..store.redact import public_url
 from ..store.rundir import RunDir, list_runs
-from .format import Col, schema
+from .format import Col, fmt, schema
 
 PRICE_KEYS = ("prompt", "completion", "image", "request")  # USD per token / image / request, as in /v1/models
 DEFAULT_PROMPT_TOKENS = 1000  # one photo plus the question, order of magnitude for real vision models
@@ -211,9 +211,9 @@ def describe_total(costs: pl.DataFrame) -> str:
         return "no models chosen"
     known = costs.filter(pl.col("cost_usd").is_not_null())
     unknown = list(dict.fromkeys(costs.filter(pl.col("cost_usd").is_null())["model"].to_list()))
-    arms = f"{known['model'].n_unique()} model(s) x {known['condition'].n_unique()} condition(s)" \
+    arms = f"{known['model'].n_unique()} model(s) × {known['condition'].n_unique()} condition(s)" \
         if "condition" in costs.columns else f"{known.height} model(s)"
-    text = f"about ${known['cost_usd'].sum():.4f} for {costs['requests'][0]} photos x {arms}" \
+    text = f"about {fmt(known['cost_usd'].sum(), 'usd')} for {costs['requests'][0]} photos × {arms}" \
         if known.height else "no price known for the chosen models"
     if unknown and known.height:
         text += f"; no price known for {', '.join(unknown)}"

@@ -53,13 +53,13 @@ def _details(m: dict, kind: str) -> str:
 
 
 def bar_html(model: str, m: dict, run_state: str) -> str:
-    """One model's bar: answers (green when done, blue while running), errors (red), unanswered (amber)."""
+    """One model's bar: answers (blue while running, then green), errors (red), no verdict (amber)."""
     kind, words = verdict(m, run_state)
     total = m.get("total")
     done, answered, errors = m.get("done") or 0, m.get("answered") or 0, m.get("errors") or 0
     unanswered = max(0, done - answered - errors)
     width = max(total or 0, done, 1)
-    ok = GREEN if kind in ("done", "warn") else BLUE if kind == "running" else GREY
+    ok = BLUE if kind == "running" else GREY if kind == "waiting" else GREEN
     tone = RED if kind == "failed" else AMBER if kind in ("warn", "stopped") else GREY
     segments = "".join(f'<div style="width:{100 * n / width:.2f}%;background:{c}"></div>'
                        for n, c in ((answered, ok), (errors, RED), (unanswered, AMBER)) if n)
@@ -82,9 +82,11 @@ def bar_html(model: str, m: dict, run_state: str) -> str:
 </div>"""
 
 
-def bars_html(info: RunInfo) -> str:
+def bars_html(info: RunInfo, cls: str = "hdb-live") -> str:
+    """Every model's bar; cls tells the live panel's (hdb-live) from a finished run's (hdb-outcome)."""
     bars = "".join(bar_html(m, v, info.state) for m, v in info.models.items())
-    return f'<div class="hdb-run" data-run="{html.escape(info.name)}" data-state="{info.state}">{bars}</div>'
+    return (f'<div class="hdb-run {cls}" data-run="{html.escape(info.name)}" data-state="{info.state}">'
+            f"{bars}</div>")
 
 
 def trace_frame(info: RunInfo) -> pl.DataFrame:

@@ -70,6 +70,7 @@ class RunArgs:
     start_concurrency: int
     max_concurrency: int
     max_cost_usd: float | None = None
+    resume: bool = False  # headless use: finish the run named by --run
 
 
 def run_args(cli: Mapping) -> RunArgs:
@@ -85,7 +86,7 @@ def run_args(cli: Mapping) -> RunArgs:
                    run=_text(cli.get("run")), base_url=base_url,
                    start_concurrency=_number(cli, "start-concurrency", int, 8),
                    max_concurrency=_number(cli, "max-concurrency", int, 256),
-                   max_cost_usd=_number(cli, "max-cost-usd", float, 0) or None)
+                   max_cost_usd=_number(cli, "max-cost-usd", float, 0) or None, resume=_flag(cli, "resume"))
 
 
 def _number(cli: Mapping, flag: str, kind: type, default):
@@ -100,6 +101,16 @@ def _number(cli: Mapping, flag: str, kind: type, default):
     if value is None or not math.isfinite(value):
         raise FieldError(f"must be a {'whole ' if kind is int else ''}number, got {text!r}", flag.replace("-", "_"))
     return value
+
+
+def headless() -> bool:
+    """No browser behind this kernel: `marimo export html` (a kernel in edit mode that no page asked for) or
+    `python notebooks/run.py`. Then --simulate/--models start the run and the notebook waits for it; with a
+    page (`marimo edit`, `marimo run`) they only fill in the form, and Run starts it."""
+    import marimo as mo
+
+    meta = mo.app_meta()
+    return meta.mode == "script" or (meta.mode == "edit" and meta.request is None)
 
 
 @dataclass(frozen=True)
@@ -133,6 +144,18 @@ def model_options() -> dict[str, str]:
     """The models widget's choices: label -> preset name or model id."""
     return {**{f"preset: {name} ({len(ids)} models)": name for name, ids in PRESETS.items()},
             **{m: m for m in MODELS}}
+
+
+def default_models(target: str) -> list[str]:
+    """The models widget's labels picked before the user picks: the cheap preset when the simulator answers
+    (it costs nothing); nothing for a real server, where every choice costs money."""
+    return [label for label, value in model_options().items() if value == "cheap"] if target == "simulator" else []
+
+
+def model_labels(values: list[str]) -> list[str]:
+    """The widget's labels of its values (preset names, model ids)."""
+    labels = {v: k for k, v in model_options().items()}
+    return [labels[v] for v in values if v in labels]
 
 
 def split_models(spec: str | None) -> tuple[list[str], str]:
@@ -198,6 +221,13 @@ def condition_lines(text: str | None) -> list[str] | None:
         return None
     resolve_conditions(lines)
     return lines
+
+
+def describe_sim(config: SimConfig) -> str:
+    """The simulator's main settings in a few words, as the Run section states them."""
+    cap = f"in-flight cap {config.max_in_flight}" if config.max_in_flight else "no in-flight cap"
+    rate = f"{config.rate_per_s:g} requests/s" if config.rate_per_s else "no rate limit"
+    return f"{cap}, {rate}, median latency {config.latency_s:g} s, 5xx rate {config.error_5xx:g}"
 
 
 def sim_config(values: Mapping | None = None, conditions: bool = False):

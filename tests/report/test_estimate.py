@@ -3,6 +3,7 @@ import polars as pl
 import pytest
 
 from hotdogbench_core.report import estimate as est
+from hotdogbench_core.report.format import fmt
 from hotdogbench_core.sim.app import MODEL_PROFILES, SimConfig, Simulator
 from support.simrun import RUN, sim_out  # noqa: F401 (fixture)
 
@@ -43,7 +44,7 @@ def test_estimate_arithmetic_and_unknown_prices():
     assert y["cost_usd"] is None and y["tokens_from"] == "default guess"
     assert y["prompt_tokens"] == est.DEFAULT_PROMPT_TOKENS
     text = est.describe_total(df)
-    assert text.startswith(f"about ${x['cost_usd']:.4f} for 100 photos x 1 model") and "b/unpriced" in text
+    assert text.startswith(f"about {fmt(x['cost_usd'], 'usd')} for 100 photos × 1 model") and "b/unpriced" in text
     assert est.describe_total(est.estimate_costs([], 5, prices)) == "no models chosen"
     assert est.describe_total(est.estimate_costs(["b/u"], 5, prices)) == "no price known for the chosen models"
 

@@ -46,6 +46,6 @@ def test_tokens_and_usd_per_condition(table):
     r = rows["small"]
     assert r["usd_per_photo"] == pytest.approx(r["prompt_tokens"] * 1e-6 + r["completion_tokens"] * 2e-6, rel=1e-3)
     assert r["cost_usd"] == pytest.approx(2 * r["usd_per_photo"]) and "pixels" in r["tokens_from"]
-    assert est.describe_total(f).endswith("for 2 photos x 1 model(s) x 4 condition(s)")
+    assert est.describe_total(f).endswith("for 2 photos × 1 model(s) × 4 condition(s)")
     # no conditions: the estimate as it always was
     assert est.estimate_costs(["a/chat"], 2, PRICES).columns == [c.name for c in est.ESTIMATE]

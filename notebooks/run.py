@@ -27,12 +27,6 @@ with app.setup(hide_code=True):
                                           models_from_journals, next_name)
     from hotdogbench_core.ui.views import section_tabs, table
 
-    ARGS = nbargs.run_args(mo.cli_args())
-    # Each run is a separate `hotdogbench` process, followed through its folder (ui/runs.py says why). The
-    # registry lives as long as this kernel; the runs outlive it, and a new kernel finds them in OUT.
-    REG = RunRegistry(ARGS.out)
-    HEADLESS = nbargs.headless()  # `marimo export html` or `python notebooks/run.py`: no page, no Run button
-    PICKED = {}  # the user's model choices, kept when the target changes (plain memory: no cell re-runs)
 
     def field_note(errors: dict, *fields: str, kind: str = "error"):
         """The problems of these form fields, shown right under them, in the form's words."""
@@ -57,17 +51,29 @@ def _():
 
 @app.cell(hide_code=True)
 def _():
-    _snap = REG.snapshot()
+    args = nbargs.run_args(mo.cli_args())
+    # Each run is a separate `hotdogbench` process, followed through its folder (ui/runs.py says why). The
+    # registry lives as long as this kernel (this cell has no inputs: it runs once); the runs outlive it, and a
+    # new kernel finds them in OUT.
+    reg = RunRegistry(args.out)
+    headless = nbargs.headless()  # `marimo export html` or `python notebooks/run.py`: no page, no Run button
+    picked = {}  # the user's model choices, kept when the target changes (plain memory: no cell re-runs)
+    return args, headless, picked, reg
+
+
+@app.cell(hide_code=True)
+def _(args, reg):
+    _snap = reg.snapshot()
     get_snap, set_snap = mo.state(_snap)  # every count of every run: changes with each heartbeat of a live run
     get_index, set_index = mo.state(index_of(_snap))  # which runs exist and their states: changes rarely
     get_selected, set_selected = mo.state((finished(_snap) or [None])[0])  # the finished run whose results show
-    get_name, set_name = mo.state(ARGS.run or default_run_name())  # the run name field ("a new name" sets it)
+    get_name, set_name = mo.state(args.run or default_run_name())  # the run name field ("a new name" sets it)
     get_notice, set_notice = mo.state(None)  # what the last button press said
     return get_index, get_name, get_notice, get_selected, get_snap, set_index, set_name, set_notice, set_selected, set_snap
 
 
 @app.cell(hide_code=True)
-def _(set_index, set_selected, set_snap):
+def _(headless, reg, set_index, set_selected, set_snap):
     def _on_change(before, after):
         set_snap(after)
         if before is None or index_of(before) != index_of(after):
@@ -78,18 +84,18 @@ def _(set_index, set_selected, set_snap):
 
     def publish():
         """Show what the registry holds now (after a button press), without waiting for the next look."""
-        _on_change(None, REG.snapshot())
+        _on_change(None, reg.snapshot())
 
-    if not HEADLESS:
-        REG.watch(_on_change)  # a task on this kernel's loop: it ends with the kernel, the runs do not
+    if not headless:
+        reg.watch(_on_change)  # a task on this kernel's loop: it ends with the kernel, the runs do not
     return (publish,)
 
 
 @app.cell(hide_code=True)
-def _():
+def _(args):
     source = mo.ui.radio(options={label: key for key, label in nbargs.SOURCES.items()},
-                         value=nbargs.SOURCES[nbargs.source_for(ARGS.input)], label="Photos")
-    path_box = mo.ui.text(value=ARGS.input if nbargs.source_for(ARGS.input) == "path" else "",
+                         value=nbargs.SOURCES[nbargs.source_for(args.input)], label="Photos")
+    path_box = mo.ui.text(value=args.input if nbargs.source_for(args.input) == "path" else "",
                           placeholder="data/hotdogbench.parquet", label="Parquet path or URL", full_width=True)
     upload = mo.ui.file(filetypes=[".parquet"], label="Upload a parquet")
     return path_box, source, upload
@@ -131,17 +137,17 @@ def _(dataset):
 
 
 @app.cell(hide_code=True)
-def _(target):
-    if "models" in PICKED:  # what the user chose stays when the target changes
-        _picked = nbargs.model_labels(PICKED["models"])
+def _(args, picked, target):
+    if "models" in picked:  # what the user chose stays when the target changes
+        _picked = nbargs.model_labels(picked["models"])
     else:
-        _picked = nbargs.split_models(ARGS.models)[0] if ARGS.models else nbargs.default_models(target.value)
+        _picked = nbargs.split_models(args.models)[0] if args.models else nbargs.default_models(target.value)
     models_pick = mo.ui.multiselect(options=nbargs.model_options(), value=_picked,
                                     label=nbargs.FIELD_LABELS["models"], full_width=True,
-                                    on_change=lambda v: PICKED.update(models=list(v)))
-    other_models = mo.ui.text(value=PICKED.get("other", nbargs.split_models(ARGS.models)[1]),
+                                    on_change=lambda v: picked.update(models=list(v)))
+    other_models = mo.ui.text(value=picked.get("other", nbargs.split_models(args.models)[1]),
                               placeholder="author/slug, comma-separated", label="Other model ids",
-                              full_width=True, on_change=lambda v: PICKED.update(other=v))
+                              full_width=True, on_change=lambda v: picked.update(other=v))
     return models_pick, other_models
 
 
@@ -153,10 +159,10 @@ def _(field_errors, model_notes, models_pick, other_models):
 
 
 @app.cell(hide_code=True)
-def _():
-    target = mo.ui.radio(options={label: key for key, label in TARGETS.items()}, value=TARGETS[ARGS.target],
+def _(args):
+    target = mo.ui.radio(options={label: key for key, label in TARGETS.items()}, value=TARGETS[args.target],
                          label=nbargs.FIELD_LABELS["target"])
-    base_url_box = mo.ui.text(value=ARGS.base_url or os.environ.get("OPENROUTER_BASE_URL", ""),
+    base_url_box = mo.ui.text(value=args.base_url or os.environ.get("OPENROUTER_BASE_URL", ""),
                               placeholder="http://127.0.0.1:8000", label=nbargs.FIELD_LABELS["base_url"],
                               full_width=True)
     sim_knobs = mo.ui.dictionary({
@@ -178,12 +184,12 @@ def _(base_url_box, field_errors, sim_knobs, target):
 
 
 @app.cell(hide_code=True)
-def _():
-    start_conc = mo.ui.number(start=1, stop=4096, value=ARGS.start_concurrency,
+def _(args):
+    start_conc = mo.ui.number(start=1, stop=4096, value=args.start_concurrency,
                               label=nbargs.FIELD_LABELS["start_concurrency"])
-    max_conc = mo.ui.number(start=1, stop=4096, value=ARGS.max_concurrency,
+    max_conc = mo.ui.number(start=1, stop=4096, value=args.max_concurrency,
                             label=nbargs.FIELD_LABELS["max_concurrency"])
-    budget_box = mo.ui.number(start=0, stop=100000, step=0.5, value=ARGS.max_cost_usd or 0,
+    budget_box = mo.ui.number(start=0, stop=100000, step=0.5, value=args.max_cost_usd or 0,
                               label="Budget, USD (0: none)")
     return budget_box, max_conc, start_conc
 
@@ -195,18 +201,18 @@ def _(get_name):
 
 
 @app.cell(hide_code=True)
-def _(budget_box, field_errors, max_conc, run_name, start_conc):
+def _(args, budget_box, field_errors, max_conc, run_name, start_conc):
     mo.vstack([mo.md("## 4. Run settings"),
                mo.hstack([start_conc, max_conc, run_name], justify="start"),
                field_note(field_errors, "start_concurrency", "max_concurrency", "run_name"),
                budget_box, field_note(field_errors, "max_cost_usd"),
-               mo.md(f"Results go to `{ARGS.out}/<run name>/`. With a budget, no request is sent once what was "
+               mo.md(f"Results go to `{args.out}/<run name>/`. With a budget, no request is sent once what was "
                      "spent plus what is in flight could pass it; the run stops and can be resumed.")])
     return
 
 
 @app.cell(hide_code=True)
-def _(base_url_box, budget_box, dataset, dataset_error, max_conc, models_pick, other_models, run_name,
+def _(args, base_url_box, budget_box, dataset, dataset_error, max_conc, models_pick, other_models, run_name,
       sim_knobs, start_conc, target):
     # Every field checked by the one plan the CLI uses too (run/plan.py); each problem goes under its field.
     field_errors = {}
@@ -225,7 +231,7 @@ def _(base_url_box, budget_box, dataset, dataset_error, max_conc, models_pick, o
     plan = None
     if not field_errors:
         try:  # resume=True: a name that holds results is not an error here; the Run section offers what to do
-            plan = plan_run(models=_models, dataset=dataset, target=target.value, out=ARGS.out, run_name=_name,
+            plan = plan_run(models=_models, dataset=dataset, target=target.value, out=args.out, run_name=_name,
                             base_url=base_url_box.value.strip() or None,
                             sim_config=nbargs.sim_config(sim_knobs.value) if target.value == "simulator" else None,
                             start_concurrency=int(start_conc.value), max_concurrency=int(max_conc.value),
@@ -254,9 +260,9 @@ def _(plan):
 
 
 @app.cell(hide_code=True)
-def _(plan, price_note, prices):
+def _(args, plan, price_note, prices):
     if plan is not None:
-        _past = past_tokens(ARGS.out, "http://127.0.0.1" if plan.target == "simulator" else plan.endpoint())
+        _past = past_tokens(args.out, "http://127.0.0.1" if plan.target == "simulator" else plan.endpoint())
         _costs = estimate_costs(plan.models, plan.requests_per_model, prices, _past)
         _note = f" ({price_note})" if price_note else ""
         mo.output.replace(mo.vstack([
@@ -267,9 +273,10 @@ def _(plan, price_note, prices):
 
 
 @app.cell(hide_code=True)
-def _(field_errors, get_index, get_notice, get_selected, launch, plan, publish, set_name, set_notice):
+def _(args, field_errors, get_index, get_notice, get_selected, headless, launch, plan, publish, reg, set_name,
+      set_notice):
     get_index()  # re-drawn when a run starts, stops or ends, not on every count (see the live panel)
-    _snap = REG.snapshot()
+    _snap = reg.snapshot()
     _live = [i for i in _snap.values() if i.live]
 
     def _press(action):
@@ -282,12 +289,12 @@ def _(field_errors, get_index, get_notice, get_selected, launch, plan, publish, 
         return _click
 
     def _start(name, argv, resume=False):
-        return lambda: REG.start(name, argv, resume=resume)
+        return lambda: reg.start(name, argv, resume=resume)
 
     def _start_renamed(new, argv):
         def _go():
             set_name(new)
-            return REG.start(new, argv)
+            return reg.start(new, argv)
         return _go
 
     _parts = [mo.md("## 6. Run")]
@@ -295,7 +302,7 @@ def _(field_errors, get_index, get_notice, get_selected, launch, plan, publish, 
         for _run in _live:
             _busy = _run.state in ("stopping", "finishing")
             _stop = mo.ui.button(label="Stopping…" if _busy else "Stop", kind="danger", disabled=_busy,
-                                 on_click=_press(lambda n=_run.name: REG.stop(n)))
+                                 on_click=_press(lambda n=_run.name: reg.stop(n)))
             _text = (f"**`{_run.name}` is {_run.state}.** It keeps the settings it started with; changes to the "
                      "form apply to the next run. Stop sends nothing more; the requests in flight finish and are "
                      "saved, and the run can be resumed.")
@@ -314,8 +321,8 @@ def _(field_errors, get_index, get_notice, get_selected, launch, plan, publish, 
         _via = plan.endpoint() + (f" ({nbargs.describe_sim(plan.sim_config)})" if plan.sim_config else "")
         _what = f"{plan.requests_per_model} photos × {len(plan.models)} model(s) → `{plan.run_dir}` via {_via}"
         if _info is not None and _info.holds_results:
-            _new = next_name(ARGS.out, _name)
-            _what = f"{plan.requests_per_model} photos × {len(plan.models)} model(s) → `{ARGS.out / _new}` via {_via}"
+            _new = next_name(args.out, _name)
+            _what = f"{plan.requests_per_model} photos × {len(plan.models)} model(s) → `{args.out / _new}` via {_via}"
             _counts = ", ".join(f"{m} {v.get('done', 0)}/{v.get('total') or '?'}" for m, v in _info.models.items())
             _buttons = [] if _info.complete else [mo.ui.button(
                 label=f"Resume {_name}", kind="success",
@@ -347,23 +354,23 @@ def _(field_errors, get_index, get_notice, get_selected, launch, plan, publish, 
     _notice = get_notice()
     if _notice:
         _parts.append(mo.callout(mo.md(_notice), kind="info"))
-    if ARGS.go and not HEADLESS and not _live and plan is not None:
+    if args.go and not headless and not _live and plan is not None:
         _parts.append(mo.md("_The command line filled in the form; press **Run** to start._"))
     mo.vstack(_parts)
     return
 
 
 @app.cell(hide_code=True)
-def _(field_errors, launch, plan):
+def _(args, field_errors, headless, launch, plan, reg):
     # Headless (an export, a script) with --simulate or --models: start the run and wait for it here, with a
     # progress bar per model; with a page, Run starts runs and this cell does nothing.
     headless_run = None
-    if HEADLESS and ARGS.go:
+    if headless and args.go:
         if plan is None:
             mo.output.append(mo.callout(mo.md("**Not started:** " + "; ".join(
                 f"{nbargs.FIELD_LABELS.get(k, k)}: {v}" for k, v in field_errors.items())), kind="danger"))
         else:
-            _why = REG.start(plan.rundir.name, launch, resume=ARGS.resume)
+            _why = reg.start(plan.rundir.name, launch, resume=args.resume)
             if _why:
                 mo.output.append(mo.callout(mo.md(f"**Not started:** {_why}"), kind="danger"))
             else:
@@ -384,7 +391,7 @@ def _(field_errors, launch, plan):
                                     f"{_rate:.1f} photos/s" if _rate else liveview.verdict(_v, info.state)[1]))
                                 _shown[_m] = _v["done"]
 
-                    _end = REG.wait(plan.rundir.name, _tick)
+                    _end = reg.wait(plan.rundir.name, _tick)
                 if _end.start_error:
                     mo.output.append(mo.callout(mo.md(f"**Not started:** {_end.start_error}"), kind="danger"))
                 headless_run = plan.rundir.name
@@ -417,9 +424,9 @@ def _(get_snap):
 
 
 @app.cell(hide_code=True)
-def _(get_index, get_selected, headless_run, set_selected):
+def _(get_index, get_selected, headless_run, reg, set_selected):
     get_index()
-    _names = finished(REG.snapshot())
+    _names = finished(reg.snapshot())
     _sel = headless_run or get_selected()
     picker = mo.ui.dropdown(options=_names, value=_sel if _sel in _names else (_names[0] if _names else None),
                             label="Results of run", on_change=set_selected) if _names else None
@@ -429,12 +436,12 @@ def _(get_index, get_selected, headless_run, set_selected):
 
 
 @app.cell(hide_code=True)
-def _(get_index, picker):
+def _(args, get_index, picker, reg):
     get_index()  # a resumed run that ends again is drawn again
     _name = picker.value if picker is not None else None
     if _name:
-        _info = REG.info(_name)
-        _rundir = RunDir(ARGS.out, _name)
+        _info = reg.info(_name)
+        _rundir = RunDir(args.out, _name)
         _models = _info.models or models_from_journals(_rundir)
         _shown = RunInfo(_name, _info.state, models=_models)
         _state = {"done": "finished", "stopped": f"stopped: {_info.reason or 'before the end'} (resumable)",
@@ -449,7 +456,7 @@ def _(get_index, picker):
         if _rundir.summary.is_file():
             _argv = (_info.launch or {}).get("argv") or []
             _photos = _argv[_argv.index("--input") + 1] if "--input" in _argv else None
-            _parts.append(section_tabs(Report([load_run(ARGS.out, _name)], dataset=_photos)))
+            _parts.append(section_tabs(Report([load_run(args.out, _name)], dataset=_photos)))
             _parts.append(mo.download(data=_rundir.summary.read_bytes(), filename="summary.json",
                                       mimetype="application/json", label="Download summary.json"))
             _parts.append(mo.md(f"Written to `{_rundir.path}`. Compare runs: "

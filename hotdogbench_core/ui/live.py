@@ -60,7 +60,7 @@ def bar_html(model: str, m: dict, run_state: str) -> str:
     unanswered = max(0, done - answered - errors)
     width = max(total or 0, done, 1)
     ok = BLUE if kind == "running" else GREY if kind == "waiting" else GREEN
-    tone = RED if kind == "failed" else AMBER if kind in ("warn", "stopped") else GREY
+    tone = RED if kind == "failed" else AMBER if kind in ("warn", "stopped") else GREEN if kind == "done" else GREY
     segments = "".join(f'<div style="width:{100 * n / width:.2f}%;background:{c}"></div>'
                        for n, c in ((answered, ok), (errors, RED), (unanswered, AMBER)) if n)
     count = f"{done:,} / {total:,}" if total else f"{done:,}"

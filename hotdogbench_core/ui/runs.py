@@ -45,6 +45,7 @@ DOUBLE_CLICK_S = 1.0  # a Stop this soon after the Run is the second click of a 
 POLL_S = 0.4  # how often the notebook's watcher looks at the run folders
 STOP_SIGNAL = signal.SIGINT  # the CLI's Ctrl-C: nothing more is sent, requests in flight finish and are saved
 DEFAULT_NAME = re.compile(r"run_\d{8}_\d{6}")
+_WATCHERS: dict[tuple[int, str], asyncio.Task] = {}  # (event loop, OUT) -> the watcher polling it
 
 
 def pid_alive(pid: int | None) -> bool:
@@ -385,9 +386,20 @@ class RunRegistry:
     def watch(self, on_change: Callable[[dict | None, dict], None], every_s: float = POLL_S) -> bool:
         """Look at the run folders every `every_s` on the running event loop (the notebook kernel's) and call
         on_change(before, after) with two snapshots when anything changed. A new watcher replaces the old one.
-        The task ends with its loop (the kernel); the runs go on. False when there is no running loop."""
-        if self._watch_task is not None:
-            self._watch_task.cancel()
+        The task ends with its loop (the kernel); the runs go on. False when there is no running loop.
+
+        One watcher per OUT and loop: a new one (from this registry or a new one for the same OUT, as when the
+        notebook's cell that made the registry is run again) replaces the old."""
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            return False
+        for k in [k for k, t in _WATCHERS.items() if t.done() or t.get_loop().is_closed()]:
+            del _WATCHERS[k]  # of kernels that have ended
+        key = (id(running), str(self.out.resolve()))
+        old = _WATCHERS.pop(key, None)
+        if old is not None:
+            old.cancel()
 
         async def loop():
             last = None
@@ -401,11 +413,8 @@ class RunRegistry:
                     log.exception("watching %s", self.out)
                 await asyncio.sleep(every_s)
 
-        try:
-            self._watch_task = asyncio.get_running_loop().create_task(loop())
-        except RuntimeError:
-            self._watch_task = None
-        return self._watch_task is not None
+        self._watch_task = _WATCHERS[key] = running.create_task(loop())
+        return True
 
     def wait(self, name: str, on_tick: Callable[[RunInfo], None] | None = None, every_s: float = 0.3) -> RunInfo:
         """Block until run NAME is no longer live (headless use: an export, a script); on_tick sees each look."""

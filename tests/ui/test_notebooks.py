@@ -80,7 +80,8 @@ def test_run_notebook_exports_a_simulated_run(exported_run):
     text = json.dumps(cells)
     assert "vnd.marimo+traceback" not in text and "vnd.marimo+error" not in text
     assert text.count("marimo-progress") >= 2 and "photos/s" in text  # a progress bar per model
-    assert "hdb-accuracy" in text and "vnd.vegalite" in text  # the accuracy chart
+    assert "Results: <code>nb</code> (finished)" in text and 'data-verdict=\\"done\\"' in text  # each model done
+    assert "Accuracy by category" in text and "vnd.vegalite" in text  # the report's sections, charts included
     assert "Download summary.json" in text
     for m in MODELS:
         assert m in text

@@ -330,13 +330,16 @@ def test_run_pressed_twice_quickly_starts_one_run(nb):
 
 def test_unknown_model_fails_out_loud_beside_its_bar(nb, shots):
     page, out = nb.shared(), nb.out
-    name = prepare(page, JEV, other="foo/bar", rate=20)  # 66 photos at 20/s each: the bars are seen live
+    # foo/bar first: its 404s come back at once, and its bar is seen while typesafe/jev runs (66 at 20/s)
+    name = prepare(page, other=f"foo/bar, {JEV}", rate=20)
     page.get_by_text(re.compile(r"No price listed for foo/bar")).wait_for()  # said before anything is sent
     press(page, "Run")
     bad = bar(page, "foo/bar")
     bad.locator(".hdb-errors", has_text="No endpoints found for foo/bar").wait_for(timeout=90_000)
     assert bad.get_attribute("data-verdict") == "failed"  # red, never done or green
-    assert "no answers" in bad.locator(".hdb-state").inner_text()
+    assert "failed: no answers" in bad.locator(".hdb-state").inner_text()
+    assert bar(page, JEV).get_attribute("data-verdict") in ("running", "waiting")
+    assert re.search(r"\d+ errors: 404", bad.inner_text())
     wait_ended(out, name)
     results_heading(page, name).wait_for()
     page.get_by_text("No answers from").first.wait_for()

@@ -24,7 +24,7 @@ with app.setup(hide_code=True):
     from hotdogbench_core.ui import live as liveview
     from hotdogbench_core.ui import notebook as nbargs
     from hotdogbench_core.ui.runs import (RunInfo, RunRegistry, changes, finished, index_of, launch_argv,
-                                          models_from_journals, next_name)
+                                          models_from_journals, next_name, preflight_problems, start_error_field)
     from hotdogbench_core.ui.views import section_tabs, table
 
 
@@ -165,18 +165,22 @@ def _(args):
     base_url_box = mo.ui.text(value=args.base_url or os.environ.get("OPENROUTER_BASE_URL", ""),
                               placeholder="http://127.0.0.1:8000", label=nbargs.FIELD_LABELS["base_url"],
                               full_width=True)
-    sim_knobs = mo.ui.dictionary({
-        name: mo.ui.number(start=lo, stop=hi, step=step, value=default, label=label)
-        for name, (label, default, lo, hi, step) in nbargs.SIM_KNOBS.items()})
-    return base_url_box, sim_knobs, target
+    # One element per knob, not a mo.ui.dictionary: marimo 0.25.2 merges queued updates of one element
+    # last-write-wins, and a dictionary's update holds only the child that changed, so of two knobs changed
+    # while the kernel was busy, one was lost.
+    knob_cap, knob_rate, knob_burst, knob_latency, knob_5xx, knob_drop = (
+        mo.ui.number(start=lo, stop=hi, step=step, value=default, label=label)
+        for label, default, lo, hi, step in nbargs.SIM_KNOBS.values())
+    return (base_url_box, knob_5xx, knob_burst, knob_cap, knob_drop, knob_latency, knob_rate, target)
 
 
 @app.cell(hide_code=True)
-def _(base_url_box, field_errors, sim_knobs, target):
+def _(base_url_box, field_errors, knob_5xx, knob_burst, knob_cap, knob_drop, knob_latency, knob_rate, target):
     _key = mo.md(f"OpenRouter key: **{mask(find_key())}** (from the environment or ./.env; never shown)")
     _extra = {"base_url": base_url_box,
               "simulator": mo.vstack([mo.md("Simulated provider (answers are made up, not real models'):"),
-                                      mo.hstack(list(sim_knobs.elements.values()), wrap=True)])}.get(target.value)
+                                      mo.hstack([knob_cap, knob_rate, knob_burst, knob_latency, knob_5xx,
+                                                 knob_drop], wrap=True)])}.get(target.value)
     mo.vstack([x for x in (mo.md("## 3. Where requests go"), target, _key, _extra,
                            field_note(field_errors, "target", "base_url", "api_key", "sim_config"))
                if x is not None])
@@ -212,8 +216,8 @@ def _(args, budget_box, field_errors, max_conc, run_name, start_conc):
 
 
 @app.cell(hide_code=True)
-def _(args, base_url_box, budget_box, dataset, dataset_error, max_conc, models_pick, other_models, run_name,
-      sim_knobs, start_conc, target):
+def _(args, base_url_box, budget_box, dataset, dataset_error, knob_5xx, knob_burst, knob_cap, knob_drop,
+      knob_latency, knob_rate, max_conc, models_pick, other_models, run_name, start_conc, target):
     # Every field checked by the one plan the CLI uses too (run/plan.py); each problem goes under its field.
     field_errors = {}
     if dataset_error:
@@ -233,14 +237,18 @@ def _(args, base_url_box, budget_box, dataset, dataset_error, max_conc, models_p
         try:  # resume=True: a name that holds results is not an error here; the Run section offers what to do
             plan = plan_run(models=_models, dataset=dataset, target=target.value, out=args.out, run_name=_name,
                             base_url=base_url_box.value.strip() or None,
-                            sim_config=nbargs.sim_config(sim_knobs.value) if target.value == "simulator" else None,
+                            sim_config=nbargs.sim_config(dict(zip(nbargs.SIM_KNOBS, (
+                                knob_cap.value, knob_rate.value, knob_burst.value, knob_latency.value,
+                                knob_5xx.value, knob_drop.value)))) if target.value == "simulator" else None,
                             start_concurrency=int(start_conc.value), max_concurrency=int(max_conc.value),
                             resume=True, max_cost_usd=float(budget_box.value or 0) or None)
         except FieldError as _e:
             field_errors[_e.field] = _e.problem
         except (ValueError, TypeError) as _e:
             field_errors["form"] = str(_e)
-    launch = launch_argv(plan) if plan is not None else None
+    if plan is not None:  # what the run's preflight would refuse (a model the server does not list), said here
+        field_errors.update(preflight_problems(plan))
+    launch = launch_argv(plan) if plan is not None and not field_errors else None
     return field_errors, launch, plan
 
 
@@ -310,7 +318,7 @@ def _(args, field_errors, get_index, get_notice, get_selected, headless, launch,
             if _changed:
                 _text += "\n\nYou changed, for the next run: " + "; ".join(_changed) + "."
             _parts.append(mo.hstack([_stop, mo.md(_text)], justify="start", align="center", widths=[0, 1]))
-    elif plan is None:
+    elif plan is None or launch is None:
         _parts.append(mo.hstack([mo.ui.button(label="Run", kind="success", disabled=True),
                                  mo.md("Fix what is marked in red above first.")], justify="start"))
         if field_errors.get("form"):
@@ -340,7 +348,9 @@ def _(args, field_errors, get_index, get_notice, get_selected, headless, launch,
                                                   on_click=_press(_start(_name, launch))), mo.md(_what)],
                                     justify="start", align="center", widths=[0, 1]))
         if _info is not None and _info.start_error:
-            _parts.append(mo.callout(mo.md(f"**`{_name}` did not start:** {_info.start_error}"), kind="danger"))
+            _said = start_error_field(_info.start_error)  # in the form's words: its label, not the CLI's flag
+            _why = f"{nbargs.FIELD_LABELS.get(_said[0], _said[0])}: {_said[1]}" if _said else _info.start_error
+            _parts.append(mo.callout(mo.md(f"**`{_name}` did not start:** {_why}"), kind="danger"))
     if not _live:  # the run whose results are shown below, stopped half way under another name: resume it too
         _shown = _snap.get(get_selected() or "")
         if _shown is not None and _shown.holds_results and not _shown.complete and \
@@ -366,8 +376,8 @@ def _(args, field_errors, headless, launch, plan, reg):
     # progress bar per model; with a page, Run starts runs and this cell does nothing.
     headless_run = None
     if headless and args.go:
-        if plan is None:
-            mo.output.append(mo.callout(mo.md("**Not started:** " + "; ".join(
+        if plan is None or launch is None:
+            mo.output.append(mo.callout(mo.md("**Not ready to run:** " + "; ".join(
                 f"{nbargs.FIELD_LABELS.get(k, k)}: {v}" for k, v in field_errors.items())), kind="danger"))
         else:
             _why = reg.start(plan.rundir.name, launch, resume=args.resume)
@@ -409,6 +419,8 @@ def _(get_snap):
             _head += (f"\nStopping: nothing more is sent; {_inflight} request(s) in flight are finishing and will "
                       "be saved.")
         _blocks += [mo.md(_head), mo.Html(liveview.bars_html(_run))]
+        if _run.notices:
+            _blocks.append(mo.callout(mo.md("  \n".join(_run.notices)), kind="warn"))
     mo.vstack(_blocks) if _blocks else mo.md("_No run in progress._")
     return
 

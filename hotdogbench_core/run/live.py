@@ -12,7 +12,7 @@ live.json (written atomically, so a reader sees a whole file):
      "launch": how it was started ({"command": "demo", "argv": [...]}, from the CLI) or null,
      "notices": warnings that did not stop the run (a repaired journal, a model the server may not list),
      "models": {model id: {"total", "done", "answered", "errors", "first_error", "state", "stop_reason",
-                           "photos_per_s", "time_left_s", "in_flight", "limit", "throttles",
+                           "hint", "photos_per_s", "time_left_s", "in_flight", "limit", "throttles",
                            "dropped_connections", "trace": [[seconds since the model started, limit], ...]}}}
 
 A model's state is "waiting", "running", "done" or "stopped"; "answered" counts photos with a verdict and
@@ -50,6 +50,7 @@ class ModelLive:
     first_error: str | None = None
     state: str = "waiting"  # waiting, running, done, stopped
     stop_reason: str | None = None
+    hint: str | None = None  # what to do about the stop (the summary's hint)
     started_at: float | None = None
     finished_at: float | None = None
     limit: int | None = None
@@ -103,6 +104,7 @@ class ModelLive:
             trace.append((round(self.elapsed(now), 2), self.limit))  # the line reaches to now
         return {"total": self.total, "done": self.done, "answered": self.answered, "errors": self.errors,
                 "first_error": self.first_error, "state": self.state, "stop_reason": self.stop_reason,
+                "hint": self.hint,
                 "photos_per_s": None if rate is None else round(rate, 2),
                 "time_left_s": None if eta is None else round(eta), "in_flight": self.in_flight,
                 "limit": self.limit, "throttles": self.throttles, "dropped_connections": self.transport_errors,
@@ -163,6 +165,7 @@ class LiveRun:
             self.refresh()
             live.summary, live.finished_at = event.summary, self.clock()
             live.stop_reason = event.summary.get("stopped")
+            live.hint = event.summary.get("hint") or None
             live.state = "stopped" if live.stop_reason else "done"
             live.in_flight = 0
 

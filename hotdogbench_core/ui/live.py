@@ -70,13 +70,21 @@ def bar_html(model: str, m: dict, run_state: str) -> str:
         note = (f'<span class="hdb-errors" style="color:{RED};font-weight:600">{errors:,} error'
                 f'{"s" if errors != 1 else ""}{": " + first if first else ""}</span>')
     details = html.escape(_details(m, kind))
+    stop = ""
+    if m.get("stop_reason") and kind in ("failed", "stopped"):  # why it stopped early, and what to do
+        why = str(m["stop_reason"])
+        if m.get("first_error") and m["first_error"] in why:
+            why = why.replace(m["first_error"], "").rstrip(", :")  # the error itself is said just above
+        hint = f" — {m['hint']}" if m.get("hint") else ""
+        stop = (f'<div class="hdb-stop" style="color:{RED if kind == "failed" else AMBER};font-size:0.85rem">'
+                f"stopped early: {html.escape(why[:240])}{html.escape(hint[:240])}</div>")
     return f"""<div class="hdb-bar" data-model="{html.escape(model)}" data-verdict="{kind}" style="margin:8px 0">
   <div style="display:flex;flex-wrap:wrap;gap:4px 14px;align-items:baseline;font-size:0.9rem">
     <b style="min-width:14rem">{html.escape(model)}</b>
     <span class="hdb-count" style="font-variant-numeric:tabular-nums">{count}</span>
     <span class="hdb-state" style="color:{tone};font-weight:{600 if kind != 'running' else 400}">{html.escape(words)}</span>
     <span style="color:{GREY}">{details}</span>{note}
-  </div>
+  </div>{stop}
   <div style="height:10px;background:{TRACK};border-radius:5px;overflow:hidden;display:flex;margin-top:3px"
        title="answered {answered:,} · errors {errors:,} · no verdict {unanswered:,}">{segments}</div>
 </div>"""

@@ -72,6 +72,7 @@ class RunInfo:
     holds_results: bool = False  # a journal exists: a new run of this name would mix with it (resume instead)
     start_error: str | None = None  # the last start from this notebook ended at once: what it printed
     updated_at: float | None = None
+    notices: tuple[str, ...] = ()  # warnings the run gave that did not stop it
 
     @property
     def live(self) -> bool:
@@ -215,6 +216,69 @@ def next_name(out: Path | str, name: str, taken: Callable[[str], bool] | None = 
     return f"{base}-{n}"
 
 
+# -- before Run: what the run's preflight would say --------------------------------------------------------
+LISTING_TTL_S = 60.0  # a server's /v1/models is asked again after this long
+_LISTINGS: dict[tuple, tuple[float, object]] = {}
+
+
+def _listing(plan):
+    """The server's model listing (run/preflight.Listing) or None, cached: the simulator's from a short-lived
+    one with the plan's settings; another server's with the key, as the run will ask it."""
+    import httpx
+
+    from ..run.preflight import parse_listing
+    from ..run.settings import url_with_path
+
+    if plan.target == "simulator":
+        cfg = plan.sim_config
+        key = ("simulator", cfg.models_listing, json.dumps(cfg.extra_models, sort_keys=True, default=str))
+    else:
+        key = ("server", plan.settings.base_url)
+    hit = _LISTINGS.get(key)
+    if hit and time.monotonic() - hit[0] < LISTING_TTL_S:
+        return hit[1]
+    listing = None
+    try:
+        if plan.target == "simulator":
+            from ..sim.app import Simulator
+
+            with Simulator(plan.sim_config) as sim:
+                r = httpx.get(sim.base_url + "/v1/models", timeout=5.0)
+        else:
+            r = httpx.get(url_with_path(plan.settings.base_url, "/v1/models"), timeout=5.0, follow_redirects=True,
+                          headers={"Authorization": f"Bearer {plan.settings.api_key}"})
+        listing = parse_listing(r.json()) if r.status_code == 200 else None
+    except (httpx.HTTPError, ValueError, OSError):
+        listing = None
+    _LISTINGS[key] = (time.monotonic(), listing)
+    return listing
+
+
+def preflight_problems(plan) -> dict[str, str]:
+    """{field: problem} the run's preflight (run/preflight.check, the CLI's first step) would stop at, asked
+    before Run so the form can say it beside the field: a model the server does not list or cannot ask with a
+    photo, a budget that cannot be kept. {} when all is well or the server cannot be asked."""
+    from ..run.preflight import PreflightError, check
+
+    try:
+        check(plan.models, plan.settings, _listing(plan), price_table=plan.prices, max_cost_usd=plan.max_cost_usd)
+    except PreflightError as e:
+        return {e.field: e.problem.replace("http://127.0.0.1/v1/models", "the simulator's /v1/models")}
+    return {}
+
+
+def start_error_field(text: str | None) -> tuple[str, str] | None:
+    """A run's refusal as the CLI printed it ("hotdogbench: error: --models: ...") -> (field, problem), so the
+    form can show it beside that field in its own words; None when it names no field."""
+    from .cli import FLAGS
+
+    m = re.match(r"hotdogbench: (?:error|stopped): (--[a-z-]+|OPENROUTER_API_KEY): (.*)", text or "")
+    if not m:
+        return None
+    fields = {flag: name for name, flag in FLAGS.items() if name != "dataset"}
+    return (fields[m.group(1)], m.group(2)) if m.group(1) in fields else None
+
+
 # -- what a folder holds ------------------------------------------------------------------------------------
 def models_from_journals(rundir: RunDir) -> dict[str, dict]:
     """Per-model counts read from the journals, for a run with no live.json (started before it existed, or
@@ -340,7 +404,7 @@ class RunRegistry:
                 if not (pid_alive(pid) and fresh):
                     state, reason = "interrupted", "its process ended before the run did (killed?): resume it"
             return RunInfo(name, state, pid, reason, beat.get("models") or {}, beat.get("launch"), holds,
-                           start_error, beat.get("updated_at"))
+                           start_error, beat.get("updated_at"), tuple(beat.get("notices") or ()))
 
     def _without_heartbeat(self, rundir: RunDir, holds: bool, start_error: str | None) -> RunInfo:
         summaries = rundir.summaries()

@@ -20,6 +20,8 @@ import pytest
 from support.browser import chromium, require_chromium
 from support.marimo import (clipping, full_page_screenshot, hidden_outputs, kill_runs, marimo_server,
                             outputs_text, wait_idle)
+from hotdogbench_core.sim.app import SimConfig, Simulator, labels_from_parquet
+from hotdogbench_core.store.dataset import SAMPLE
 from hotdogbench_core.store.rundir import RunDir
 from hotdogbench_core.ui.notebook import OUT_ENV
 
@@ -153,6 +155,13 @@ def choose_models(page, *wanted: str):
     page.keyboard.press("Escape")
 
 
+def target(page, label):
+    radio = page.get_by_role("radio", name=label, exact=True)
+    if not radio.is_checked():
+        page.get_by_text(label, exact=True).click()
+        wait_idle(page)
+
+
 def simulator(page, *, latency=None, rate=None, cap=None, errors=0.0):
     """The simulator's knobs. rate: requests per second, which sets how long a run takes (66 photos / rate)."""
     for label, value in (("median latency, s", latency), ("requests per second (0 = no limit)", rate),
@@ -165,6 +174,7 @@ def prepare(page, *models: str, other: str = "", name: str | None = None, latenc
     """Set every field a test relies on (the shared page keeps what the last test typed): the models, the
     other ids, the simulator (latency; rate: requests per second, which sets how long a run takes; the hidden
     in-flight cap), and the run name (a new one when not given). Waits for the page to settle."""
+    target(page, "Simulator (no key, no network)")
     choose_models(page, *models)
     set_value(page, "Other model ids", other, exact=True)
     simulator(page, latency=latency, rate=rate, cap=cap)
@@ -328,28 +338,48 @@ def test_run_pressed_twice_quickly_starts_one_run(nb):
     assert results_heading(page, name).is_visible()
 
 
-def test_unknown_model_fails_out_loud_beside_its_bar(nb, shots):
+def test_unknown_model_said_beside_the_field_or_failed_out_loud_beside_its_bar(nb, shots):
     page, out = nb.shared(), nb.out
-    # foo/bar first: its 404s come back at once, and its bar is seen while typesafe/jev runs (66 at 20/s)
-    name = prepare(page, other=f"foo/bar, {JEV}", rate=20)
-    page.get_by_text(re.compile(r"No price listed for foo/bar")).wait_for()  # said before anything is sent
-    press(page, "Run")
-    bad = bar(page, "foo/bar")
-    bad.locator(".hdb-errors", has_text="No endpoints found for foo/bar").wait_for(timeout=90_000)
-    assert bad.get_attribute("data-verdict") == "failed"  # red, never done or green
-    assert "failed: no answers" in bad.locator(".hdb-state").inner_text()
-    assert bar(page, JEV).get_attribute("data-verdict") in ("running", "waiting")
-    assert re.search(r"\d+ errors: 404", bad.inner_text())
-    wait_ended(out, name)
-    results_heading(page, name).wait_for()
-    page.get_by_text("No answers from").first.wait_for()
-    outcome = page.locator(f'.hdb-outcome[data-run="{name}"] .hdb-bar[data-model="foo/bar"]')
-    assert outcome.get_attribute("data-verdict") == "failed"
-    assert "failed: no answers" in outcome.inner_text() and re.search(r"\d+ errors: 404", outcome.inner_text())
+    # The simulator lists its models: foo/bar is refused beside the Models field before anything is sent.
+    prepare(page, JEV, latency=0.05)
+    set_value(page, "Other model ids", "foo/bar", exact=True)
+    error = page.locator(".hdb-field-error", has_text="'foo/bar' is not among the 10 models the server lists")
+    error.wait_for()
+    assert page.get_by_role("button", name="Run", exact=True).is_disabled()
+    assert "--models" not in error.inner_text()
+    # A server that lists nothing (another base URL): foo/bar is asked, every photo a 404, and it fails fast
+    # (first, so its bar is seen while typesafe/jev runs: 66 photos at 20/s).
+    with Simulator(SimConfig(models_listing="none", rate_per_s=20, latency_s=0.05),
+                   labels=labels_from_parquet(SAMPLE)) as server:
+        target(page, "Another base URL")
+        set_value(page, "Base URL", server.base_url, exact=True)
+        choose_models(page)
+        set_value(page, "Other model ids", f"foo/bar, {JEV}", exact=True)
+        name = f"t{time.strftime('%H%M%S')}-404"
+        set_value(page, "Run name", name, exact=True)
+        page.get_by_text(re.compile(rf"{PHOTOS} photos × 2 model\(s\) → .*{name} via {server.base_url}")).wait_for()
+        wait_idle(page)
+        press(page, "Run")
+        bad = bar(page, "foo/bar")
+        bad.locator(".hdb-errors", has_text="No endpoints found for foo/bar").wait_for(timeout=90_000)
+        assert bad.get_attribute("data-verdict") == "failed"  # red, never done or green
+        assert "failed: no answers" in bad.locator(".hdb-state").inner_text()
+        assert "stopped early: fail fast" in bad.locator(".hdb-stop").inner_text()  # the stop and its reason
+        assert re.search(r"\d+ errors?: 404", bad.inner_text())
+        assert bar(page, JEV).get_attribute("data-verdict") in ("running", "waiting")
+        full_page_screenshot(page, shots / "unknown_model_live.png")
+        wait_ended(out, name)
+        results_heading(page, name).wait_for()
+        page.get_by_text("No answers from").first.wait_for()
+        outcome = page.locator(f'.hdb-outcome[data-run="{name}"] .hdb-bar[data-model="foo/bar"]')
+        assert outcome.get_attribute("data-verdict") == "failed" and "failed: no answers" in outcome.inner_text()
+        assert server.stats.by_status.get(404, 0) == journal(out, name)["foo/bar"].__len__()  # each asked once
     beat = live(out, name)["models"]["foo/bar"]
-    assert beat["answered"] == 0 and beat["errors"] == beat["done"] > 0
+    assert beat["answered"] == 0 and beat["errors"] == beat["done"] > 0 and "fail fast" in beat["stop_reason"]
     keys = journal(out, name)["foo/bar"]
-    assert len(keys) == len(set(keys)) == beat["done"]  # every 404 journaled, each photo once
+    assert len(keys) == len(set(keys)) == beat["done"] < PHOTOS  # every 404 journaled once; the rest not asked
+    every = journal(out, name)[JEV]
+    assert len(every) == len(set(every)) == PHOTOS  # the other model went on to the end
     full_page_screenshot(page, shots / "unknown_model.png")
 
 

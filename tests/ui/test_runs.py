@@ -14,7 +14,7 @@ from hotdogbench_core.store.rundir import RunDir
 from hotdogbench_core.ui import notebook as nbargs
 from hotdogbench_core.ui.cli import _plan, build_parser
 from hotdogbench_core.ui.live import bar_html, verdict
-from hotdogbench_core.ui.runs import RunRegistry, changes, launch_argv, next_name, with_run
+from hotdogbench_core.ui.runs import RunRegistry, changes, launch_argv, next_name, start_error_field, with_run
 
 pytestmark = pytest.mark.slow
 MODEL = "openai/gpt-6-luna"
@@ -124,12 +124,18 @@ def test_a_run_that_cannot_start_says_why_and_an_unknown_model_fails_out_loud(re
     assert reg.start("bad", bad) is None
     info = wait_for(lambda: (i := reg.info("bad")).start_error and i, what="the exit")
     assert "no_such_knob" in info.start_error and info.state == "not started" and not info.live
-    assert reg.start("typo", sim_argv(out, "typo", models="foo/bar")) is None
-    end = wait_for(lambda: (i := reg.info("typo")).state not in ("starting", "running", "stopping") and i,
-                   what="the run's end")
+    assert reg.start("listed", sim_argv(out, "listed", models="foo/bar")) is None  # the preflight refuses it
+    info = wait_for(lambda: (i := reg.info("listed")).start_error and i, what="the refusal")
+    assert start_error_field(info.start_error)[0] == "models" and "not among" in info.start_error
+    assert not RunDir(out, "listed").live.exists()  # nothing was sent, and no heartbeat claims the folder
+    # a server that lists nothing: foo/bar is asked, every photo a 404, and it fails fast, said out loud
+    assert reg.start("typo", sim_argv(out, "typo", models="foo/bar", models_listing="none")) is None
+    end = wait_for(lambda: (i := reg.info("typo")).state not in ("starting", "running", "stopping", "finishing")
+                   and i, what="the run's end")
     m = end.models["foo/bar"]
     assert m["answered"] == 0 and m["errors"] == m["done"] > 0 and "No endpoints found" in m["first_error"]
-    assert verdict(m, end.state)[0] == "failed"
+    assert verdict(m, end.state)[0] == "failed" and "fail fast" in m["stop_reason"]
+    assert "stopped early: fail fast" in bar_html("foo/bar", m, end.state)
 
 
 def test_a_killed_run_is_interrupted_and_seen_by_another_registry(reg, tmp_path):

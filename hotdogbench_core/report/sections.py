@@ -6,6 +6,7 @@ or HTML (the gallery). A new chart is a builder in charts.py, its frame in table
 from __future__ import annotations
 
 import html
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -81,9 +82,17 @@ class Section:
     key: str
     title: Callable[[Report], str] | str
     parts: Callable[[Report], list[Part]]
+    tab: str | None = None  # a short name where the sections are tabs side by side (the notebooks)
 
     def heading(self, report: Report) -> str:
         return self.title(report) if callable(self.title) else self.title
+
+    def tab_label(self, report: Report) -> str:
+        """The tab's name: short, so that every tab of a report fits one row."""
+        if self.tab is None:
+            return self.heading(report)
+        count = re.search(r" \(\d+\)$", self.heading(report))
+        return self.tab + (count.group(0) if count else "")
 
 
 def _charts(*built) -> list[Part]:
@@ -249,18 +258,18 @@ def _bonus(r: Report) -> list[Part]:
 SECTIONS: tuple[Section, ...] = (
     Section("leaderboard", "Leaderboard", _leaderboard),
     Section("accuracy", "Accuracy", _accuracy),
-    Section("concurrency", "Concurrency and latency", _concurrency),
-    Section("pairs", "Pairs (McNemar)", _pairs),
+    Section("concurrency", "Concurrency and latency", _concurrency, "Latency"),
+    Section("pairs", "Pairs (McNemar)", _pairs, "Pairs"),
     Section("conditions", "Conditions", _conditions),
-    Section("power", "How many photos a claim needs", _power),
-    Section("agreement", "Agreement between models", _agreement),
+    Section("power", "How many photos a claim needs", _power, "Photos needed"),
+    Section("agreement", "Agreement between models", _agreement, "Agreement"),
     Section("calibration", "Calibration", _calibration),
-    Section("intervals", "Bootstrap beside the closed-form intervals", _intervals),
-    Section("providers", "By provider", _providers),
-    Section("extras", "Other measures", _extras),
+    Section("intervals", "Bootstrap beside the closed-form intervals", _intervals, "Bootstrap"),
+    Section("providers", "By provider", _providers, "Providers"),
+    Section("extras", "Other measures", _extras, "Other measures"),
     Section("gallery", lambda r: f"Photos the models got wrong or disagreed on ({len(tables.gallery_rows(r.runs, r.gallery_limit))})",
-            _wrong),
-    Section("bonus", "Unscored bonus answers", _bonus),
+            _wrong, "Wrong or disagreed"),
+    Section("bonus", "Unscored bonus answers", _bonus, "Bonus answers"),
 )
 
 

@@ -341,8 +341,11 @@ class RunRegistry:
                         "rate limit and each other's timings). Stop it, or wait for it to end.")
             if info.holds_results and not resume:
                 return f"`{name}` already holds results: resume it, or run under a new name."
-            if resume and info.launch and info.launch.get("argv"):
-                argv = list(info.launch["argv"])  # a resume asks with the settings the run started with
+            own = self._children.get(name)
+            if resume and own is not None:  # a resume asks with the settings the run started with: ours as
+                argv = list(own.launch["argv"])  # given (live.json's has a base URL's query token cut)
+            elif resume and info.launch and info.launch.get("argv"):
+                argv = list(info.launch["argv"])
             argv = with_run(argv, self.out.resolve(), name, resume)
             rundir.create()
             with open(rundir.log, "ab") as logf:

@@ -27,5 +27,8 @@ def table(frame, cols: tuple[Col, ...], cls: str = ""):
 
 def section_tabs(report: Report):
     """Every section with something to show, one tab each (a long report is never clipped in one box)."""
-    tabs = {heading: mo.vstack([show(p) for p in parts]) for _, heading, parts in render(report)}
+    tabs = {}
+    for section, heading, parts in render(report):  # a short tab name; the full heading inside when it differs
+        label = section.tab_label(report)
+        tabs[label] = mo.vstack(([] if label == heading else [mo.md(f"#### {heading}")]) + [show(p) for p in parts])
     return mo.ui.tabs(tabs) if tabs else mo.md("_Nothing to show._")

@@ -11,7 +11,8 @@ import polars as pl
 from ..stats.metrics import Metric
 
 DTYPES = {"pct": pl.Float64, "count": pl.Int64, "seconds": pl.Float64, "usd": pl.Float64, "rate": pl.Float64,
-          "text": pl.String, "p": pl.Float64, "diff": pl.Float64, "bool": pl.Boolean, "score": pl.Float64}
+          "text": pl.String, "tokens": pl.Float64, "p": pl.Float64, "diff": pl.Float64, "bool": pl.Boolean,
+          "score": pl.Float64}
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,8 @@ def fmt(value, kind: str) -> str:
         return f"{value:,.2f}"
     if kind == "count":
         return f"{int(value):,}"
+    if kind == "tokens":  # an average number of tokens: whole tokens are enough
+        return f"{value:,.0f}"
     if kind == "p":
         return f"{value:.3g}"
     if kind == "score":

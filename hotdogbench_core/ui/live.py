@@ -71,7 +71,7 @@ def bar_html(model: str, m: dict, run_state: str) -> str:
                 f'{"s" if errors != 1 else ""}{": " + first if first else ""}</span>')
     details = html.escape(_details(m, kind))
     stop = ""
-    if m.get("stop_reason") and kind in ("failed", "stopped"):  # why it stopped early, and what to do
+    if m.get("stop_reason") and (kind == "failed" or kind == "stopped" and m.get("hint")):  # why, what to do
         why = str(m["stop_reason"])
         if m.get("first_error") and m["first_error"] in why:
             why = why.replace(m["first_error"], "").rstrip(", :")  # the error itself is said just above

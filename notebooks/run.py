@@ -12,7 +12,8 @@ with app.setup(hide_code=True):
     from hotdogbench_core import load_run
     from hotdogbench_core.errors import FieldError
     from hotdogbench_core.report import charts
-    from hotdogbench_core.report.estimate import (ESTIMATE, PricingUnavailable, describe_total, estimate_costs,
+    from hotdogbench_core.report.estimate import (ESTIMATE, ESTIMATE_BY_CONDITION, PricingUnavailable,
+                                                  describe_total, estimate_costs, past_condition_tokens,
                                                   past_tokens, pricing_for)
     from hotdogbench_core.report.gallery import thumb_strip_html
     from hotdogbench_core.report.sections import Report
@@ -195,7 +196,9 @@ def _(args):
                             label=nbargs.FIELD_LABELS["max_concurrency"])
     budget_box = mo.ui.number(start=0, stop=100000, step=0.5, value=args.max_cost_usd or 0,
                               label="Budget, USD (0: none)")
-    return budget_box, max_conc, start_conc
+    conditions_box = mo.ui.text_area(placeholder=nbargs.CONDITIONS_PLACEHOLDER, label="Conditions (optional)",
+                                     full_width=True)
+    return budget_box, conditions_box, max_conc, start_conc
 
 
 @app.cell(hide_code=True)
@@ -205,19 +208,23 @@ def _(get_name):
 
 
 @app.cell(hide_code=True)
-def _(args, budget_box, field_errors, max_conc, run_name, start_conc):
+def _(args, budget_box, conditions_box, field_errors, max_conc, run_name, start_conc):
     mo.vstack([mo.md("## 4. Run settings"),
                mo.hstack([start_conc, max_conc, run_name], justify="start"),
                field_note(field_errors, "start_concurrency", "max_concurrency", "run_name"),
                budget_box, field_note(field_errors, "max_cost_usd"),
                mo.md(f"Results go to `{args.out}/<run name>/`. With a budget, no request is sent once what was "
-                     "spent plus what is in flight could pass it; the run stops and can be resumed.")])
+                     "spent plus what is in flight could pass it; the run stops and can be resumed."),
+               mo.accordion({"Conditions: image size, JPEG quality, question, provider": mo.vstack(
+                   [mo.md(nbargs.CONDITIONS_HELP), conditions_box])}, value=None if not field_errors.get(
+                       "conditions") else "Conditions: image size, JPEG quality, question, provider"),
+               field_note(field_errors, "conditions", "conditions_file")])
     return
 
 
 @app.cell(hide_code=True)
-def _(args, base_url_box, budget_box, dataset, dataset_error, knob_5xx, knob_burst, knob_cap, knob_drop,
-      knob_latency, knob_rate, max_conc, models_pick, other_models, run_name, start_conc, target):
+def _(args, base_url_box, budget_box, conditions_box, dataset, dataset_error, knob_5xx, knob_burst, knob_cap,
+      knob_drop, knob_latency, knob_rate, max_conc, models_pick, other_models, run_name, start_conc, target):
     # Every field checked by the one plan the CLI uses too (run/plan.py); each problem goes under its field.
     field_errors = {}
     if dataset_error:
@@ -232,6 +239,10 @@ def _(args, base_url_box, budget_box, dataset, dataset_error, knob_5xx, knob_bur
         _name = check_run_name(run_name.value.strip())
     except FieldError as _e:
         _name, field_errors["run_name"] = None, _e.problem
+    try:
+        _conditions = nbargs.condition_lines(conditions_box.value)
+    except FieldError as _e:
+        _conditions, field_errors["conditions"] = None, _e.problem
     plan = None
     if not field_errors:
         try:  # resume=True: a name that holds results is not an error here; the Run section offers what to do
@@ -239,7 +250,8 @@ def _(args, base_url_box, budget_box, dataset, dataset_error, knob_5xx, knob_bur
                             base_url=base_url_box.value.strip() or None,
                             sim_config=nbargs.sim_config(dict(zip(nbargs.SIM_KNOBS, (
                                 knob_cap.value, knob_rate.value, knob_burst.value, knob_latency.value,
-                                knob_5xx.value, knob_drop.value)))) if target.value == "simulator" else None,
+                                knob_5xx.value, knob_drop.value))), bool(_conditions))
+                            if target.value == "simulator" else None, conditions=_conditions,
                             start_concurrency=int(start_conc.value), max_concurrency=int(max_conc.value),
                             resume=True, max_cost_usd=float(budget_box.value or 0) or None)
         except FieldError as _e:
@@ -270,13 +282,15 @@ def _(plan):
 @app.cell(hide_code=True)
 def _(args, plan, price_note, prices):
     if plan is not None:
-        _past = past_tokens(args.out, "http://127.0.0.1" if plan.target == "simulator" else plan.endpoint())
-        _costs = estimate_costs(plan.models, plan.requests_per_model, prices, _past)
+        _where = "http://127.0.0.1" if plan.target == "simulator" else plan.endpoint()
+        _costs = estimate_costs(plan.models, plan.requests_per_model, prices, past_tokens(args.out, _where),
+                                conditions=plan.conditions, dataset=plan.dataset,
+                                past_conditions=past_condition_tokens(args.out, _where) if plan.conditions else None)
         _note = f" ({price_note})" if price_note else ""
         mo.output.replace(mo.vstack([
             mo.md(f"## 5. Estimated cost\n**{describe_total(_costs)}**{_note}. Tokens per photo are guesses (a past "
                   "run's average where there is one); prices from the server's `/v1/models`."),
-            table(_costs, ESTIMATE)]))
+            table(_costs, ESTIMATE_BY_CONDITION if plan.conditions else ESTIMATE)]))
     return
 
 
@@ -327,10 +341,11 @@ def _(args, field_errors, get_index, get_notice, get_selected, headless, launch,
         _name = plan.rundir.name
         _info = _snap.get(_name)
         _via = plan.endpoint() + (f" ({nbargs.describe_sim(plan.sim_config)})" if plan.sim_config else "")
-        _what = f"{plan.requests_per_model} photos × {len(plan.models)} model(s) → `{plan.run_dir}` via {_via}"
+        _arms = f"{len(plan.models)} model(s)" + (f" × {len(plan.conditions)} condition(s)" if plan.conditions else "")
+        _what = f"{plan.requests_per_model} photos × {_arms} → `{plan.run_dir}` via {_via}"
         if _info is not None and _info.holds_results:
             _new = next_name(args.out, _name)
-            _what = f"{plan.requests_per_model} photos × {len(plan.models)} model(s) → `{args.out / _new}` via {_via}"
+            _what = f"{plan.requests_per_model} photos × {_arms} → `{args.out / _new}` via {_via}"
             _counts = ", ".join(f"{m} {v.get('done', 0)}/{v.get('total') or '?'}" for m, v in _info.models.items())
             _buttons = [] if _info.complete else [mo.ui.button(
                 label=f"Resume {_name}", kind="success",

@@ -150,6 +150,21 @@ def launch_models(argv: list[str] | None) -> list[str]:
     return _models(args.models) if args is not None else []
 
 
+def launch_labels(argv: list[str] | None) -> list[str]:
+    """How the run started by `argv` names its arms: model ids, or model@condition under conditions."""
+    from ..protocol.conditions import arm_label, resolve_conditions
+
+    args = _parse(argv)
+    if args is None:
+        return []
+    try:
+        conditions = resolve_conditions(getattr(args, "condition", None), getattr(args, "conditions", None))
+    except (ValueError, OSError):
+        conditions = None
+    names = [c.name for c in conditions] if conditions else [None]
+    return [arm_label(m, c) for m in _models(args.models) for c in names]
+
+
 def _models(spec: str) -> list[str]:
     try:
         return resolve_models(spec)
@@ -283,8 +298,10 @@ def start_error_field(text: str | None) -> tuple[str, str] | None:
 def models_from_journals(rundir: RunDir) -> dict[str, dict]:
     """Per-model counts read from the journals, for a run with no live.json (started before it existed, or
     through the Python API's run_models)."""
+    from ..protocol.conditions import arm_label
+
     out = {}
-    for model, path in rundir.journals().items():
+    for (model, condition), path in rundir.arms().items():
         try:
             state = read_journal(path)
         except (OSError, JournalError):
@@ -295,7 +312,7 @@ def models_from_journals(rundir: RunDir) -> dict[str, dict]:
         total = (header.get("dataset_rows") or 0) * (header.get("repeats") or 1)
         stopped = next((s.get("stop_reason") for s in reversed(state.sessions) if s.get("stop_reason")), None) \
             if len(results) < total else None
-        out[model] = {"total": total, "done": len(results), "answered": sum(r.pred is not None for r in results),
+        out[arm_label(model, condition)] = {"total": total, "done": len(results), "answered": sum(r.pred is not None for r in results),
                       "errors": len(errors), "first_error": errors[0] if errors else None,
                       "state": "stopped" if len(results) < total else "done", "stop_reason": stopped,
                       "in_flight": 0, "trace": []}
@@ -394,7 +411,7 @@ class RunRegistry:
                 start_error = _log_tail(rundir, child.log_from) or f"it exited with code {child.proc.returncode}"
             if running and not mine:  # started, no heartbeat yet (reading the photos, starting the simulator)
                 models = {m: {"total": None, "done": 0, "answered": 0, "errors": 0, "state": "waiting"}
-                          for m in launch_models(child.launch["argv"])}
+                          for m in launch_labels(child.launch["argv"])}
                 return RunInfo(name, "starting", child.proc.pid, None, models, child.launch, holds, None,
                                time.time())
             if beat is None:

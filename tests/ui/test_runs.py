@@ -14,7 +14,8 @@ from hotdogbench_core.store.rundir import RunDir
 from hotdogbench_core.ui import notebook as nbargs
 from hotdogbench_core.ui.cli import _plan, build_parser
 from hotdogbench_core.ui.live import bar_html, verdict
-from hotdogbench_core.ui.runs import RunRegistry, changes, launch_argv, next_name, start_error_field, with_run
+from hotdogbench_core.ui.runs import (RunRegistry, changes, launch_argv, launch_labels, next_name, start_error_field,
+                                      with_run)
 
 pytestmark = pytest.mark.slow
 MODEL = "openai/gpt-6-luna"
@@ -57,11 +58,14 @@ def reg(tmp_path):
 def test_the_form_plan_becomes_the_cli_command_with_the_same_plan(tmp_path):
     knobs = {"latency_s": 0.05, "max_in_flight": 0}
     plan = plan_run(models=["cheap", "foo/bar"], dataset=SAMPLE, target="simulator", out=tmp_path, run_name="r",
-                    sim_config=nbargs.sim_config(knobs), start_concurrency=3, max_concurrency=30,
-                    max_cost_usd=1.25)
+                    sim_config=nbargs.sim_config(knobs, conditions=True), start_concurrency=3, max_concurrency=30,
+                    max_cost_usd=1.25, conditions=["reference", "small=px:256,q:70"])
     argv = launch_argv(plan)
     args = build_parser().parse_args(argv)
     again = _plan(args, target="simulator", sim_config=json.loads(args.sim_config))
+    assert [str(c) for c in again.conditions] == [str(c) for c in plan.conditions] == ["reference",
+                                                                                        "small=px:256,q:70"]
+    assert launch_labels(argv)[:2] == ["typesafe/jev-1.14", "typesafe/jev-1.14@small"] == plan.labels[:2]
     for attr in ("models", "target", "max_cost_usd", "sim_config", "resume"):
         assert getattr(again, attr) == getattr(plan, attr), attr
     assert again.settings.public() == plan.settings.public() and again.rundir.path == plan.rundir.path

@@ -70,7 +70,8 @@ def _(args, reg):
     get_selected, set_selected = mo.state((finished(_snap) or [None])[0])  # the finished run whose results show
     get_name, set_name = mo.state(args.run or default_run_name())  # the run name field ("a new name" sets it)
     get_notice, set_notice = mo.state(None)  # what the last button press said
-    return get_index, get_name, get_notice, get_selected, get_snap, set_index, set_name, set_notice, set_selected, set_snap
+    return (get_index, get_name, get_notice, get_selected, get_snap, set_index, set_name, set_notice, set_selected,
+            set_snap)
 
 
 @app.cell(hide_code=True)
@@ -216,8 +217,7 @@ def _(args, budget_box, conditions_box, field_errors, max_conc, run_name, start_
                mo.md(f"Results go to `{args.out}/<run name>/`. With a budget, no request is sent once what was "
                      "spent plus what is in flight could pass it; the run stops and can be resumed."),
                mo.accordion({"Conditions: image size, JPEG quality, question, provider": mo.vstack(
-                   [mo.md(nbargs.CONDITIONS_HELP), conditions_box])}, value=None if not field_errors.get(
-                       "conditions") else "Conditions: image size, JPEG quality, question, provider"),
+                   [mo.md(nbargs.CONDITIONS_HELP), conditions_box])}, expanded=bool(field_errors.get("conditions"))),
                field_note(field_errors, "conditions", "conditions_file")])
     return
 

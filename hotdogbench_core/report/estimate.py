@@ -181,7 +181,8 @@ def guess_tokens(model: str, past: dict[str, TokenGuess] | None = None) -> Token
 
 ESTIMATE = (Col("model", "model", "text"), Col("requests", "requests", "count"),
             Col("prompt_tokens", "prompt tokens per photo", "tokens"),
-            Col("completion_tokens", "completion tokens per photo", "tokens"), Col("tokens_from", "tokens from", "text"),
+            Col("completion_tokens", "completion tokens per photo", "tokens"),
+            Col("tokens_from", "tokens from", "text"),
             Col("usd_per_photo", "USD per photo", "usd"), Col("cost_usd", "estimated cost (USD)", "usd"))
 
 

@@ -60,6 +60,7 @@ def bar_html(model: str, m: dict, run_state: str) -> str:
     unanswered = max(0, done - answered - errors)
     width = max(total or 0, done, 1)
     ok = BLUE if kind == "running" else GREY if kind == "waiting" else GREEN
+    weight = 400 if kind == "running" else 600
     tone = RED if kind == "failed" else AMBER if kind in ("warn", "stopped") else GREEN if kind == "done" else GREY
     segments = "".join(f'<div style="width:{100 * n / width:.2f}%;background:{c}"></div>'
                        for n, c in ((answered, ok), (errors, RED), (unanswered, AMBER)) if n)
@@ -82,7 +83,7 @@ def bar_html(model: str, m: dict, run_state: str) -> str:
   <div style="display:flex;flex-wrap:wrap;gap:4px 14px;align-items:baseline;font-size:0.9rem">
     <b style="min-width:14rem">{html.escape(model)}</b>
     <span class="hdb-count" style="font-variant-numeric:tabular-nums">{count}</span>
-    <span class="hdb-state" style="color:{tone};font-weight:{600 if kind != 'running' else 400}">{html.escape(words)}</span>
+    <span class="hdb-state" style="color:{tone};font-weight:{weight}">{html.escape(words)}</span>
     <span style="color:{GREY}">{details}</span>{note}
   </div>{stop}
   <div style="height:10px;background:{TRACK};border-radius:5px;overflow:hidden;display:flex;margin-top:3px"

@@ -312,10 +312,11 @@ def models_from_journals(rundir: RunDir) -> dict[str, dict]:
         total = (header.get("dataset_rows") or 0) * (header.get("repeats") or 1)
         stopped = next((s.get("stop_reason") for s in reversed(state.sessions) if s.get("stop_reason")), None) \
             if len(results) < total else None
-        out[arm_label(model, condition)] = {"total": total, "done": len(results), "answered": sum(r.pred is not None for r in results),
-                      "errors": len(errors), "first_error": errors[0] if errors else None,
-                      "state": "stopped" if len(results) < total else "done", "stop_reason": stopped,
-                      "in_flight": 0, "trace": []}
+        out[arm_label(model, condition)] = {
+            "total": total, "done": len(results), "answered": sum(r.pred is not None for r in results),
+            "errors": len(errors), "first_error": errors[0] if errors else None,
+            "state": "stopped" if len(results) < total else "done", "stop_reason": stopped, "in_flight": 0,
+            "trace": []}
     return out
 
 

@@ -283,6 +283,15 @@ def test_fresh_page_is_quiet_sends_nothing_and_says_errors_beside_their_field(nb
     assert page.get_by_role("button", name="Run", exact=True).is_disabled()
     set_value(page, "Other model ids", "", exact=True)
     error.wait_for(state="detached")
+    page.get_by_role("button", name="Conditions: image size, JPEG quality, question, provider").click()  # folded
+    box = page.get_by_label("Conditions (optional)")
+    box.fill("small=px:tiny")
+    box.blur()
+    page.locator(".hdb-field-error", has_text="small").wait_for()  # said under the box, naming the condition
+    assert page.get_by_role("button", name="Run", exact=True).is_disabled()
+    box.fill("")
+    box.blur()
+    page.locator(".hdb-field-error").first.wait_for(state="detached")
 
 
 def test_widget_changed_mid_run_changes_the_next_run_and_results_stay(nb, shots):

@@ -140,7 +140,7 @@ def test_parity_without_conditions(tmp_path):
     plain = run(tmp_path, conditions=None, name="plain")
     rd = RunDir.at(plain.run_dir)
     assert sorted(p.name for p in plain.run_dir.iterdir()) == sorted(
-        ["agreement.json", "journal", "manifest.json", "pairs.json", "run.lock", "summary.json"]
+        ["agreement.json", "journal", "live.json", "manifest.json", "pairs.json", "run.lock", "summary.json"]
         + [m.replace("/", "__") + ".parquet" for m in MODELS])
     for m in MODELS:
         lines = [json.loads(x) for x in rd.journal(m).read_text().splitlines()]

@@ -504,6 +504,11 @@ def test_app_view_runs_and_finds_the_run_after_the_session_ended(tmp_path, brows
             page.goto(url)
             in_progress(page, name).wait_for()
             assert run_name(page) != name  # a new kernel, with a name of its own for the next run
+            page.locator(".hdb-live-chart svg, .hdb-live-chart canvas").first.wait_for()
+            for part in (".hdb-live", ".hdb-live-chart"):  # the app view cuts nothing either
+                measured = clipping(page, part)
+                assert measured and measured[0]["in_cell"] and measured[0]["problems"] == [], (part, measured)
+            assert hidden_outputs(page) == []
             page.get_by_role("button", name="Stop", exact=True).click()  # a kernel that did not start it stops it
             end = wait_ended(out, name, timeout=30)
             assert end["state"] == "stopped"

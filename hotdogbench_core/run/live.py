@@ -30,7 +30,8 @@ import polars as pl
 
 from ..store.journal import JournalError, read_journal
 from ..store.results import Result
-from ..store.rundir import RunDir, write_atomic
+from ..store.atomic import write_atomic
+from ..store.rundir import RunDir
 from .events import Event, LimitChanged, ModelFinished, ModelStarted, Notice, PhotoDone
 from .runner import ModelRun
 

@@ -16,7 +16,8 @@ from ..stats.measures import statistics_settings, write_agreement
 from ..stats.pairs import write_pairs
 from ..store.dataset import Dataset
 from ..store.manifest import finish_manifest, model_outcome, start_manifest
-from ..store.rundir import RunDir, write_json
+from ..store.atomic import write_json
+from ..store.rundir import RunDir
 from .budget import CostBudget
 from .events import Event, Notice
 from .preflight import check, check_conditions, fetch_listing

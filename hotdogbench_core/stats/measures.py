@@ -22,7 +22,8 @@ from typing import Sequence
 
 from ..store.journal import read_journal
 from ..store.results import Result
-from ..store.rundir import RunDir, write_json
+from ..store.atomic import write_json
+from ..store.rundir import RunDir
 from . import agreement, bootstrap, calibration, power
 from .proportions import rounded
 

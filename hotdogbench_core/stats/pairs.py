@@ -9,7 +9,8 @@ from pathlib import Path
 
 from ..store.journal import read_journal
 from ..store.results import Result
-from ..store.rundir import RunDir, write_json
+from ..store.atomic import write_json
+from ..store.rundir import RunDir
 from . import proportions as stats
 from ..protocol.conditions import REFERENCE
 from .conditions import arm_pairs

@@ -22,7 +22,8 @@ from ..protocol.decisions import INSTRUCTIONS as DECISIONS_INSTRUCTIONS
 from ..protocol.request import request_for
 from ..protocol.transform import describe_transform
 from .redact import public_url
-from .rundir import RunDir, write_json
+from .atomic import write_json
+from .rundir import RunDir
 
 MANIFEST_VERSION = 1
 # Fallback when the installed distribution's metadata can't be read (e.g. run from a source tree copy).

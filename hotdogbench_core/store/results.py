@@ -5,6 +5,8 @@ import io
 from dataclasses import dataclass, fields
 from pathlib import Path
 
+from .atomic import write_atomic
+
 import polars as pl
 
 
@@ -84,7 +86,6 @@ def results_frame(results: list[Result], schema: dict | None = None) -> pl.DataF
 def write_results_parquet(results: list[Result], path: Path, schema: dict | None = None) -> Path:
     """Written whole or not at all (temp file, rename); a failed write is an OSError naming the path (the bytes
     are made in memory first: polars reports a full disk as a parquet format error)."""
-    from .rundir import write_atomic
 
     buf = io.BytesIO()
     results_frame(sorted(results, key=lambda r: r.key), schema).write_parquet(buf)

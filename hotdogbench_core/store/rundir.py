@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from pathlib import Path
 
@@ -77,27 +76,6 @@ def check_run_name(name: str) -> str:
     if "\x00" in name or len(name.encode()) > STEM_BYTES:
         raise RunNameError(f"{name[:40]!r}... is not a usable folder name (too long, or a NUL byte)")
     return name
-
-
-def write_atomic(path: Path, data: bytes, *, fsync: bool = True) -> None:
-    """Write a file so that a reader sees the old or the new bytes, never a part: temp file, fsync, rename.
-    fsync=False for a file that need not survive a crash (a heartbeat), only be whole when read."""
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            if fsync:
-                f.flush()
-                os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)  # a part of a file must not stay (nor hold the room a full disk lacks)
-        raise
-
-
-def write_json(path: Path, obj) -> Path:
-    write_atomic(path, (json.dumps(obj, indent=2) + "\n").encode())
-    return path
 
 
 def list_runs(out: str | Path) -> list[str]:

@@ -24,8 +24,8 @@ with app.setup(hide_code=True):
     from hotdogbench_core.store.rundir import RunDir, check_run_name
     from hotdogbench_core.ui import live as liveview
     from hotdogbench_core.ui import notebook as nbargs
-    from hotdogbench_core.ui.runs import (RunInfo, RunRegistry, changes, finished, index_of, launch_argv,
-                                          models_from_journals, next_name, preflight_problems, start_error_field)
+    from hotdogbench_core.ui.launch import changes, launch_argv, next_name, preflight_problems, start_error_field
+    from hotdogbench_core.ui.runs import RunInfo, RunRegistry, finished, index_of, models_from_journals
     from hotdogbench_core.ui.views import section_tabs, table
 
 

@@ -14,8 +14,8 @@ from hotdogbench_core.store.rundir import RunDir
 from hotdogbench_core.ui import notebook as nbargs
 from hotdogbench_core.ui.cli import _plan, build_parser
 from hotdogbench_core.ui.live import bar_html, verdict
-from hotdogbench_core.ui.runs import (RunRegistry, changes, launch_argv, launch_labels, next_name, start_error_field,
-                                      with_run)
+from hotdogbench_core.ui.launch import changes, launch_argv, launch_labels, next_name, start_error_field, with_run
+from hotdogbench_core.ui.runs import RunRegistry
 
 pytestmark = pytest.mark.slow
 MODEL = "openai/gpt-6-luna"

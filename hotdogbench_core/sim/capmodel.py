@@ -203,38 +203,53 @@ class Outcome:
 
 def simulate(clients: list[Client], clock: FakeClock, *, seed: int = 0, until: float | None = None) -> float:
     """Run every client to the end (or `until` seconds); returns the wall time. Results are on the clients."""
-    rng = random.Random(seed)
-    t0 = clock()
-    events: list = []
-    seq = 0
+    return _Simulation(clients, clock, random.Random(seed)).run(until)
 
-    def push(t, kind, payload):
-        nonlocal seq
-        seq += 1
-        heapq.heappush(events, (t, seq, kind, payload))
 
-    for c in clients:
-        c.fresh = c.photos
-        push(t0 + c.start_at, "wake", c)
-    active = set(range(len(clients)))
+class _Simulation:
+    """One event queue (wakes and replies, in time order) for clients whose loops are the runner's: send while the
+    limiter lets (retries first), settle each reply, retry later or give up as the runner does."""
 
-    def pump(c: Client, now: float) -> None:
-        nonlocal seq
-        if now < t0 + c.start_at:
-            return
-        lim = c.limiter
-        while True:
-            if c.retries and c.retries[0][0] <= now:
-                item = c.retries[0]
-            elif c.fresh > 0:
-                item = None
-            else:
+    def __init__(self, clients: list[Client], clock: FakeClock, rng: random.Random):
+        self.clients, self.clock, self.rng = clients, clock, rng
+        self.t0 = clock()
+        self.events: list = []
+        self.seq = 0
+        self.active = set(range(len(clients)))
+
+    def push(self, t: float, kind: str, payload) -> None:
+        self.seq += 1
+        heapq.heappush(self.events, (t, self.seq, kind, payload))
+
+    def run(self, until: float | None) -> float:
+        for c in self.clients:
+            c.fresh = c.photos
+            self.push(self.t0 + c.start_at, "wake", c)
+        while self.active and self.events:
+            t, _, kind, payload = heapq.heappop(self.events)
+            if until is not None and t - self.t0 > until:
                 break
-            wait = lim.wait_time(now)
+            self.clock.t = max(self.clock.t, t)
+            if kind == "wake":
+                c = payload
+                if c.wake_at is not None and t >= c.wake_at:
+                    c.wake_at = None
+            else:
+                c = self.settle(payload, self.clock.t)
+            self.pump(c, self.clock.t)  # an answer frees a slot for this client only: limiters are per client
+        return self.clock() - self.t0
+
+    def pump(self, c: Client, now: float) -> None:
+        """Send what the client's limiter lets it, retries due first, then fresh photos; then sleep until due."""
+        if now < self.t0 + c.start_at:
+            return
+        while c.retries and c.retries[0][0] <= now or c.fresh > 0:
+            item = c.retries[0] if c.retries and c.retries[0][0] <= now else None
+            wait = c.limiter.wait_time(now)
             if wait > 0:
                 if not math.isinf(wait) and (c.wake_at is None or c.wake_at > now + wait or c.wake_at <= now):
                     c.wake_at = now + wait
-                    push(c.wake_at, "wake", c)
+                    self.push(c.wake_at, "wake", c)
                 break
             if item is not None:
                 heapq.heappop(c.retries)
@@ -245,65 +260,53 @@ def simulate(clients: list[Client], clock: FakeClock, *, seed: int = 0, until: f
                 c.fresh -= 1
                 n, first_t, failed = 0, now, 0
                 if c.fresh == 0:
-                    c.fresh_done_at = now - t0
-            k = lim.start(now)
-            c.attempts += 1
-            t = now - t0
-            srv = c.server
-            refusal = None
-            if srv.refuse_402 and rng.random() < srv.refuse_402:
-                c.sends.append((t, False, True))
-                push(now + srv.reject_latency, "reply", (c, "rate", srv.reject_latency, 1.0, n + 1, first_t, k, None, failed))
-                continue
-            for cap in srv.caps:
-                wait_cap = cap.check(t)
-                if wait_cap is not None:
-                    refusal = (cap, wait_cap)
-                    break
-            if refusal is not None:
-                cap, wait_cap = refusal
-                c.sends.append((t, False, True))
-                ra = retry_hint(cap.headers(wait_cap, t, rng), EPOCH + t)
-                signal = "rate"
-                push(now + srv.reject_latency, "reply", (c, signal, srv.reject_latency, ra, n + 1, first_t, k, None, failed))
-                continue
-            for cap in srv.caps:
-                cap.take()
-            c.sends.append((t, True, False))
-            load = sum(cap.in_flight for cap in srv.caps if cap.kind == "inflight") if srv.load_latency else 0
-            med = srv.latency * (1 + srv.load_latency * load / srv.load_ref) if srv.load_latency else srv.latency
-            lat = rng.lognormvariate(math.log(med), srv.sigma) if srv.sigma else med
-            r = rng.random()
-            kind = "failure" if r < srv.error_5xx + srv.error_200 else \
-                "transport" if r < srv.error_5xx + srv.error_200 + srv.drop else "success"
-            push(now + lat, "reply", (c, kind, lat, None, n + 1, first_t, k, srv.caps, failed))
+                    c.fresh_done_at = now - self.t0
+            self.send(c, now, n, first_t, failed)
         if c.retries and c.retries[0][0] > now:
             nxt = c.retries[0][0]
             if c.wake_at is None or c.wake_at <= now or nxt < c.wake_at:
                 c.wake_at = nxt
-                push(nxt, "wake", c)
+                self.push(nxt, "wake", c)
 
-    while active and events:
-        t, _, kind, payload = heapq.heappop(events)
-        if until is not None and t - t0 > until:
-            break
-        clock.t = max(clock.t, t)
-        now = clock.t
-        if kind == "wake":
-            c = payload
-            if c.wake_at is not None and t >= c.wake_at:
-                c.wake_at = None
-            pump(c, now)
-            continue
-        c, fb, lat, ra, n, first_t, k, caps, failed = payload
-        if caps is not None:
-            for cap in caps:
-                if cap.kind == "inflight":
-                    cap.in_flight -= 1
+    def send(self, c: Client, now: float, n: int, first_t: float, failed: int) -> None:
+        """One attempt: a random 402, a cap's refusal (with the hints it carries), or admitted, answered later."""
+        k = c.limiter.start(now)
+        c.attempts += 1
+        t, srv, rng = now - self.t0, c.server, self.rng
+        if srv.refuse_402 and rng.random() < srv.refuse_402:
+            c.sends.append((t, False, True))
+            self.push(now + srv.reject_latency, "reply",
+                      (c, "rate", srv.reject_latency, 1.0, n + 1, first_t, k, None, failed))
+            return
+        for cap in srv.caps:
+            wait_cap = cap.check(t)
+            if wait_cap is not None:
+                c.sends.append((t, False, True))
+                ra = retry_hint(cap.headers(wait_cap, t, rng), EPOCH + t)
+                self.push(now + srv.reject_latency, "reply",
+                          (c, "rate", srv.reject_latency, ra, n + 1, first_t, k, None, failed))
+                return
+        for cap in srv.caps:
+            cap.take()
+        c.sends.append((t, True, False))
+        load = sum(cap.in_flight for cap in srv.caps if cap.kind == "inflight") if srv.load_latency else 0
+        med = srv.latency * (1 + srv.load_latency * load / srv.load_ref) if srv.load_latency else srv.latency
+        lat = rng.lognormvariate(math.log(med), srv.sigma) if srv.sigma else med
+        r = rng.random()
+        kind = "failure" if r < srv.error_5xx + srv.error_200 else \
+            "transport" if r < srv.error_5xx + srv.error_200 + srv.drop else "success"
+        self.push(now + lat, "reply", (c, kind, lat, None, n + 1, first_t, k, srv.caps, failed))
+
+    def settle(self, reply: tuple, now: float) -> Client:
+        """A reply reaches its client: the limiter hears it; a refusal or failure is retried or given up on."""
+        c, fb, lat, ra, n, first_t, k, caps, failed = reply
+        for cap in caps or ():
+            if cap.kind == "inflight":
+                cap.in_flight -= 1
         c.limiter.finish(fb, lat, "429" if fb == "rate" else fb, ra, k)
         if fb == "success":
             c.done += 1
-            c.answered.append(now - lat - t0)
+            c.answered.append(now - lat - self.t0)
         else:
             c.rejects += fb == "rate"
             c.failures += fb != "rate"
@@ -316,15 +319,13 @@ def simulate(clients: list[Client], clock: FakeClock, *, seed: int = 0, until: f
                 c.done += 1
                 c.exhausted += 1
             else:
-                delay = c.delay(n, fb, ra, rng)
-                seq += 1
-                heapq.heappush(c.retries, (now + delay, seq, n, first_t, now + ra if ra is not None else None, failed))
+                self.seq += 1
+                heapq.heappush(c.retries, (now + c.delay(n, fb, ra, self.rng), self.seq, n, first_t,
+                                           now + ra if ra is not None else None, failed))
         if c.done >= c.photos:
-            c.finished_at = now - t0
-            active.discard(clients.index(c))
-        # an answer frees a slot for this client; other clients are not affected by its limiter
-        pump(c, now)
-    return clock() - t0
+            c.finished_at = now - self.t0
+            self.active.discard(self.clients.index(c))
+        return c
 
 
 def run(limiter, clock: FakeClock, server, photos: int, *, seed: int = 0, max_attempts: int = 8,

@@ -156,59 +156,75 @@ def _sim_config(text: str | None, conditions: bool = False) -> dict:
     return data
 
 
-async def _run(plan: RunPlan, quiet: bool, command: str, launch: dict | None = None) -> int:
-    display = ParallelDisplay(quiet) if plan.parallel else TerminalDisplay(quiet)
-    active: list[ModelRun] = []
-    interrupts = 0
-    first_signal: list[int] = []
+class _StopSignals:
+    """Ctrl-C and SIGTERM (kill, systemd, docker stop) as one graceful stop while a run is on: the first sends
+    nothing more and waits STOP_GRACE_S for requests in flight; a second abandons them."""
 
-    def on_model(mr: ModelRun):
-        display.close()
-        active.append(mr)
-        display.on_model(mr)
+    def __init__(self):
+        self.models: list[ModelRun] = []
+        self.received: list[int] = []
 
-    def on_stop_signal(signum: int = signal.SIGINT):
-        nonlocal interrupts
-        interrupts += 1
-        first_signal.append(signum)
-        grace = STOP_GRACE_S if interrupts == 1 else 0.0
+    def on_signal(self, signum: int = signal.SIGINT) -> None:
+        self.received.append(signum)
+        first = len(self.received) == 1
+        grace = STOP_GRACE_S if first else 0.0
         name = "" if signum == signal.SIGINT else f" ({signal.Signals(signum).name})"
-        for mr in active:
+        for mr in self.models:
             mr.stop(f"interrupted{name}", grace_s=grace)
-        if interrupts == 1:
+        if first:
             print(f"\nstopping{name}: nothing more is sent; waiting up to {grace:.0f} s for requests in flight "
                   f"(Ctrl-C again to abandon them)", file=sys.stderr, flush=True)
+
+    def __enter__(self) -> "_StopSignals":
+        self._loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            try:
+                self._loop.add_signal_handler(signum, self.on_signal, signum)
+            except (NotImplementedError, RuntimeError):  # not the main thread, or no signals here
+                pass
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            try:
+                self._loop.remove_signal_handler(signum)
+            except (NotImplementedError, RuntimeError):
+                pass
+
+
+async def _run(plan: RunPlan, quiet: bool, command: str, launch: dict | None = None) -> int:
+    display = ParallelDisplay(quiet) if plan.parallel else TerminalDisplay(quiet)
+    finish = f"finish with: hotdogbench {command} ... --run {plan.rundir.name} --resume"
 
     async def tick():  # keeps the plain-line display alive when nothing settles (stalls, long back-offs)
         while True:
             await asyncio.sleep(1.0)
             display.on_tick()
 
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM):  # SIGTERM (kill, systemd, docker stop) as Ctrl-C
-        try:
-            loop.add_signal_handler(signum, on_stop_signal, signum)
-        except (NotImplementedError, RuntimeError):  # not the main thread, or no signals here
-            pass
     conditions = f" x {len(plan.conditions)} conditions ({', '.join(c.name for c in plan.conditions)})" \
         if plan.conditions else ""
     print(f"{len(plan.dataset)} photos x {len(plan.models)} models{conditions} -> {plan.run_dir}", flush=True)
-    ticker = asyncio.create_task(tick())
-    try:
-        result = await run_plan(plan, on_event=display.on_event, on_model=on_model, launch=launch)
-    except StorageError as e:
-        display.close()
-        print(f"hotdogbench: error: {e}\nfinish with: hotdogbench {command} ... --run {plan.rundir.name} --resume",
-              file=sys.stderr, flush=True)
-        return EXIT_STORAGE
-    finally:
-        ticker.cancel()
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            try:
-                loop.remove_signal_handler(signum)
-            except (NotImplementedError, RuntimeError):
-                pass
+    with _StopSignals() as stops:
+        def on_model(mr: ModelRun):
+            display.close()
+            stops.models.append(mr)
+            display.on_model(mr)
+
+        ticker = asyncio.create_task(tick())
+        try:
+            result = await run_plan(plan, on_event=display.on_event, on_model=on_model, launch=launch)
+        except StorageError as e:
+            display.close()
+            print(f"hotdogbench: error: {e}\n{finish}", file=sys.stderr, flush=True)
+            return EXIT_STORAGE
+        finally:
+            ticker.cancel()
     display.close()
+    return _report(result, plan, finish, stops.received[:1])
+
+
+def _report(result, plan: RunPlan, finish: str, first_signal: list[int]) -> int:
+    """Print each model's summary line, its errors and how the run ended; the exit code that says it."""
     for s in result.summaries:
         line = summary_line(s)
         if "condition" in s:  # (model, condition) names the line in a run with conditions
@@ -218,10 +234,9 @@ async def _run(plan: RunPlan, quiet: bool, command: str, launch: dict | None = N
     unanswered = _say_errors(result.summaries)
     if result.stopped:
         hint = result.hint or "finish it with the same command and --resume"
-        print(f"stopped early: {result.stopped}\nhint: {hint}\nfinish with: hotdogbench {command} ... "
-              f"--run {plan.rundir.name} --resume", file=sys.stderr)
+        print(f"stopped early: {result.stopped}\nhint: {hint}\n{finish}", file=sys.stderr)
         if "interrupted" in result.stopped:
-            return EXIT_TERMINATED if first_signal and first_signal[0] == signal.SIGTERM else EXIT_INTERRUPTED
+            return EXIT_TERMINATED if first_signal == [signal.SIGTERM] else EXIT_INTERRUPTED
         return EXIT_STOPPED
     return EXIT_NO_ANSWER if unanswered else 0
 

@@ -324,7 +324,9 @@ def test_widget_changed_mid_run_changes_the_next_run_and_results_stay(nb, shots)
 
 def test_run_pressed_twice_quickly_starts_one_run(nb):
     page, out = nb.shared(), nb.out
-    name = prepare(page, JEV, latency=0.05)
+    # 66 photos at 12/s: about 5.5 s, so the page sees the run going however slow the machine (at no rate limit
+    # it could end in under a second, before the page's watcher noticed it had started, and Stop never showed)
+    name = prepare(page, JEV, latency=0.05, rate=12)
     run = page.get_by_role("button", name="Run", exact=True)
     run.scroll_into_view_if_needed()  # mouse coordinates are the viewport's
     box = run.bounding_box()

@@ -295,13 +295,9 @@ def _(args, plan, price_note, prices):
 
 
 @app.cell(hide_code=True)
-def _(args, field_errors, get_index, get_notice, get_selected, headless, launch, plan, publish, reg, set_name,
-      set_notice):
-    get_index()  # re-drawn when a run starts, stops or ends, not on every count (see the live panel)
-    _snap = reg.snapshot()
-    _live = [i for i in _snap.values() if i.live]
-
-    def _press(action):
+def _(publish, reg, set_name, set_notice):
+    def press(action):
+        """A button's on_click: run the action, say what it answered, show the registry at once."""
         def _click(_):
             set_notice(None)
             _msg = action()
@@ -310,21 +306,28 @@ def _(args, field_errors, get_index, get_notice, get_selected, headless, launch,
             publish()
         return _click
 
-    def _start(name, argv, resume=False):
+    def start_run(name, argv, resume=False):
         return lambda: reg.start(name, argv, resume=resume)
 
-    def _start_renamed(new, argv):
+    def start_renamed(new, argv):
         def _go():
             set_name(new)
             return reg.start(new, argv)
         return _go
+    return press, start_renamed, start_run
 
+
+@app.cell(hide_code=True)
+def _(args, field_errors, get_index, launch, plan, press, reg, start_renamed, start_run):
+    get_index()  # re-drawn when a run starts, stops or ends, not on every count (see the live panel)
+    _snap = reg.snapshot()
+    _live = [i for i in _snap.values() if i.live]
     _parts = [mo.md("## 6. Run")]
     if _live:  # Run is Stop while a run goes on; the form's changes wait for the next run
         for _run in _live:
             _busy = _run.state in ("stopping", "finishing")
             _stop = mo.ui.button(label="Stopping…" if _busy else "Stop", kind="danger", disabled=_busy,
-                                 on_click=_press(lambda n=_run.name: reg.stop(n)))
+                                 on_click=press(lambda n=_run.name: reg.stop(n)))
             _text = (f"**`{_run.name}` is {_run.state}.** It keeps the settings it started with; changes to the "
                      "form apply to the next run. Stop sends nothing more; the requests in flight finish and are "
                      "saved, and the run can be resumed.")
@@ -348,10 +351,9 @@ def _(args, field_errors, get_index, get_notice, get_selected, headless, launch,
             _what = f"{plan.requests_per_model} photos × {_arms} → `{args.out / _new}` via {_via}"
             _counts = ", ".join(f"{m} {v.get('done', 0)}/{v.get('total') or '?'}" for m, v in _info.models.items())
             _buttons = [] if _info.complete else [mo.ui.button(
-                label=f"Resume {_name}", kind="success",
-                on_click=_press(_start(_name, launch, resume=True)))]
+                label=f"Resume {_name}", kind="success", on_click=press(start_run(_name, launch, resume=True)))]
             _buttons.append(mo.ui.button(label="Run under a new name", kind="success" if _info.complete else
-                                         "neutral", on_click=_press(_start_renamed(_new, launch))))
+                                         "neutral", on_click=press(start_renamed(_new, launch))))
             _parts.append(mo.vstack([mo.hstack(_buttons, justify="start"), mo.md(
                 f"`{_name}` already holds a {'finished' if _info.complete else _info.state} run"
                 + (f" ({_counts})" if _counts else "") + ". "
@@ -360,19 +362,29 @@ def _(args, field_errors, get_index, get_notice, get_selected, headless, launch,
                 + f"**Run under a new name** runs the form as `{_new}`: {_what}.")]))
         else:
             _parts.append(mo.hstack([mo.ui.button(label="Run", kind="success",
-                                                  on_click=_press(_start(_name, launch))), mo.md(_what)],
+                                                  on_click=press(start_run(_name, launch))), mo.md(_what)],
                                     justify="start", align="center", widths=[0, 1]))
         if _info is not None and _info.start_error:
             _said = start_error_field(_info.start_error)  # in the form's words: its label, not the CLI's flag
             _why = f"{nbargs.FIELD_LABELS.get(_said[0], _said[0])}: {_said[1]}" if _said else _info.start_error
             _parts.append(mo.callout(mo.md(f"**`{_name}` did not start:** {_why}"), kind="danger"))
+    mo.vstack(_parts)
+    return
+
+
+@app.cell(hide_code=True)
+def _(args, get_index, get_notice, get_selected, headless, launch, plan, press, reg, start_run):
+    get_index()
+    _snap = reg.snapshot()
+    _live = any(i.live for i in _snap.values())
+    _parts = []
     if not _live:  # the run whose results are shown below, stopped half way under another name: resume it too
         _shown = _snap.get(get_selected() or "")
         if _shown is not None and _shown.holds_results and not _shown.complete and \
                 (plan is None or _shown.name != plan.rundir.name):
             _parts.append(mo.hstack([
                 mo.ui.button(label=f"Resume {_shown.name}", kind="neutral",
-                             on_click=_press(_start(_shown.name, launch or [], resume=True))),
+                             on_click=press(start_run(_shown.name, launch or [], resume=True))),
                 mo.md(f"`{_shown.name}` ({_shown.state}) stopped before every photo was asked: **Resume** asks "
                       "the rest, with the settings it started with.")], justify="start", align="center",
                 widths=[0, 1]))
@@ -381,7 +393,7 @@ def _(args, field_errors, get_index, get_notice, get_selected, headless, launch,
         _parts.append(mo.callout(mo.md(_notice), kind="info"))
     if args.go and not headless and not _live and plan is not None:
         _parts.append(mo.md("_The command line filled in the form; press **Run** to start._"))
-    mo.vstack(_parts)
+    mo.vstack(_parts) if _parts else None
     return
 
 

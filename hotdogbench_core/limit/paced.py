@@ -2,19 +2,19 @@
 
 A cap refuses what goes over it at once, so the limiter runs loss-based control (AIMD: Chiu and Jain 1989) with
 CUBIC's probe and BBR's pacing. Sends are paced at a rate R, unpaced in slow start (the window doubles per round
-trip). A refusal while R is at or near its last ceiling (or in slow start) is the cap: R is cut to BETA x the
-lesser of R and what the server took over the last quarter of PROBE_SENDS sends (a round trip at least: a burst's
-tokens are not the rate). Under the ceiling a refusal is noise (a random 402) unless more than NOISE of the sends
-since the cut were refused (a fallen cap); noise still brings the ceiling down to the pace. Two refusals above
-every in-flight level taken are an in-flight cap: the window W becomes the others in flight, R is left alone, and
-a first reading is tested again after a round trip. R and W climb back to their ceilings in k = PROBE_SENDS sends
-(at most PROBE_MAX_S seconds), then past them doubling (W: adding 1, 2, 4, ...) every k/2, up to HEADROOM x what
-was taken. REFUSED refusals in a row are a spent quota, a fallen cap or a pause: one probe at a time, backing off
-up to BACKOFF_MAX_S (a server's hint brings one forward until a probe it timed is refused); when the refusal
-outlasted the open stretch before it (a window spent early), R becomes what the server took over that cycle and
-the cycle is k. Refusals of sends from before a cut or a pause move nothing; failures and drops move nothing.
-With a KeyCoordinator (the models of one run on one key), a model refused from its first sends starts at an equal
-share of what the key took. Every change goes into a bounded history with its reason.
+trip). A refusal while R is at or near its last ceiling (or in slow start) is the cap: R is cut to BETA x the lesser
+of R and what the server took over the last quarter of PROBE_SENDS sends (a round trip at least: a burst's tokens
+are not the rate). Under the ceiling a refusal is noise (a random 402) unless more than NOISE of the sends since the
+cut were refused (a fallen cap); noise moves nothing. Two refusals above every in-flight level taken (the server's
+count: less those it had refused) are an in-flight cap: the window W becomes the others in flight, R is left alone,
+and a first reading is tested again after a round trip (one refusal at that level confirms it). R and W climb back
+to their ceilings in k = PROBE_SENDS sends (at most PROBE_MAX_S seconds), then past them doubling (W: adding 1, 2,
+4, ...) every k/2, up to HEADROOM x what was taken. REFUSED refusals in a row are a spent quota, a fallen cap or a
+pause: one probe at a time, backing off up to BACKOFF_MAX_S (a server's hint brings one forward until a probe it
+timed is refused); when the refusal outlasted the open stretch before it (a window spent early), R becomes what the
+server took over that cycle and the cycle is k. Refusals of sends from before a cut or a pause move nothing;
+failures and drops move nothing. With a KeyCoordinator (the models of one run on one key), a model refused from its
+first sends starts at an equal share of what the key took. Every change goes into a bounded history with its reason.
 """
 from __future__ import annotations
 
@@ -55,10 +55,11 @@ class PacedLimiter(LimitHistory):
         self._r_ceiling, self._r_t, self._r_k = math.inf, -math.inf, 1.0  # the rate's probe curve (inf: unpaced)
         self._tat = -math.inf  # pacer: when the next send is due
         self._sends: deque[float] = deque(maxlen=self.PROBE_SENDS)  # send times
-        self._refusals: deque[float] = deque(maxlen=self.PROBE_SENDS)  # send times of refused requests
+        self._refusals: deque[tuple[float, float]] = deque(maxlen=self.PROBE_SENDS)  # refused: sent, answered
         self._taken: deque[int] = deque(maxlen=self.PROBE_SENDS)  # in-flight levels of requests the server took
         self._seen, self._w_k = 0, self.PROBE_MAX_S  # the highest of them; the window's probe time scale
         self._above = 0  # refusals above every level taken, since the last reading: two make a first one
+        self._w_read = 0.0  # the in-flight cap last read (not the ceiling, which levels taken above it raise)
         self._in_row = 0  # refusals since the last request taken (of those sent after the last refusal)
         # send time of the latest refusal, when it came, when the latest run of them began, what was taken before
         self._refused_at = self._last_refusal = self._refused_since = -math.inf
@@ -87,7 +88,7 @@ class PacedLimiter(LimitHistory):
         if recent and len(sends) > self.PROBE_SENDS // 4:
             t0 = max(t0, sends[-(self.PROBE_SENDS // 4)])
         t0 = min(t0, max(sends[0], now - self._rtt))  # over a round trip at least (a burst is no rate) ...
-        n = sum(1 for t in sends if t >= t0) - sum(1 for t in self._refusals if t >= t0)
+        n = sum(1 for t in sends if t >= t0) - sum(1 for t, _ in self._refusals if t >= t0)
         return max(0.0, n) / max(now - t0, self._rtt if now - self._first < self._rtt else 1e-3)  # (or the start's)
 
     def _k(self, per_s: float) -> float:
@@ -166,6 +167,8 @@ class PacedLimiter(LimitHistory):
         now = self.clock()
         level = self.in_flight if sent_in_flight is None else sent_in_flight
         self.in_flight -= 1
+        sent_at = now - (latency or 0.0)  # the server's count at the send: ours, less those it had refused that
+        level -= sum(1 for t, answered in self._refusals if t < sent_at < answered)  # were not answered yet
         if kind in ("failure", "transport"):
             self.failures += kind == "failure"
             self.transport_errors += kind == "transport"
@@ -173,10 +176,10 @@ class PacedLimiter(LimitHistory):
                 self._probe_at, self._probe_sent = now, None  # the probe said nothing: another may go
         elif kind == "success":
             self._rtt = latency or self._rtt
-            self._taken_one(now, now - (latency or 0.0), level)
+            self._taken_one(now, sent_at, level)
         else:
             self.throttles += 1
-            self._refusal(now, now - (latency or 0.0), level, tag or "429", retry_after)
+            self._refusal(now, sent_at, level, tag or "429", retry_after)
 
     # -- the policy ---------------------------------------------------------------------------------------
     def _taken_one(self, now: float, sent_at: float, level: int) -> None:
@@ -230,7 +233,7 @@ class PacedLimiter(LimitHistory):
         old = now - self.REFUSED * max(self._refusal_s, now - sent_at)  # sends older than this were not refused
         between = sum(1 for t in self._sends if self._refused_at < t < min(sent_at, old))  # taken, after the last
         #                                                                                       refused send
-        self._refusals.append(sent_at)
+        self._refusals.append((sent_at, now))
         self._open_refused += sent_at >= self._open_t
         self._refused_at, self._last_refusal = max(self._refused_at, sent_at), now
         if sent_at < self._changed + 1.0 / max(self.rate(now), 1e-3) and not self.refused:
@@ -257,11 +260,11 @@ class PacedLimiter(LimitHistory):
         if level > window + 1:
             return  # sent above a window that has come down since: the cut answered it
         if level > self._seen and level > 1:  # above every level lately taken: an in-flight cap, or noise
-            again = not self.slow_start and self._w_ceiling <= level - 1 <= self._w_ceiling + 1  # refused there before
+            again = not self.slow_start and self._w_read <= level - 1 <= self._w_read + 1  # read there before
             self._above += 1
             if (again or self._above >= 2) and (level - 1 < window or self.slow_start):
                 self.slow_start, self._above = False, 0
-                self._window = self._w_ceiling = float(level - 1)
+                self._window = self._w_ceiling = self._w_read = float(level - 1)
                 self._w_k = self.PROBE_SENDS / max(self.taken_rate(now), 1e-3)  # by sends: a probe costs a refusal
                 if not again:  # a first reading (a burst may have met a rate cap): tested again after a round trip
                     self._w_k = min(self._w_k, max(self._rtt, 1e-3))
@@ -271,10 +274,10 @@ class PacedLimiter(LimitHistory):
         rate = self.rate(now)
         if not self.slow_start and not math.isinf(rate) and rate < self._r_ceiling * (1 - (1 - self.BETA) / 8):
             since = max(self._sends[0], self._changed)
-            refused = sum(1 for t in self._refusals if t >= since)
+            refused = sum(1 for t, _ in self._refusals if t >= since)
             if refused < 2 or refused <= self.NOISE * sum(1 for t in self._sends if t >= since):
-                self._r_ceiling = rate  # noise, unless more than NOISE of the sends since the cut were; but the cap
-                return  # is at most the pace: the ceiling comes down to it (the curve goes on, from under it)
+                return  # noise, unless more than NOISE of the sends since the cut were: it moves nothing (the
+                #         ceiling brought down to the pace cut the pace again at every random 402)
         self._cut(now, min(rate, self.taken_rate(now, recent=True)), f"cut {tag}")  # a rate cap
 
     def _cut(self, now: float, ceiling: float, reason: str) -> None:

@@ -2,19 +2,20 @@
 
 A cap refuses what goes over it at once, so the limiter runs loss-based control (AIMD: Chiu and Jain 1989) with
 CUBIC's probe and BBR's pacing. Sends are paced at a rate R, unpaced in slow start (the window doubles per round
-trip). A refusal while R is at or near its last ceiling (or in slow start) is the cap: R is cut to BETA x the lesser
-of R and what the server took over the last quarter of PROBE_SENDS sends (a round trip at least: a burst's tokens
-are not the rate). Under the ceiling a refusal is noise (a random 402) unless more than NOISE of the sends since the
-cut were refused (a fallen cap); noise moves nothing. Two refusals above every in-flight level taken (the server's
-count: less those it had refused) are an in-flight cap: the window W becomes the others in flight, R is left alone,
-and a first reading is tested again after a round trip (one refusal at that level confirms it). R and W climb back
-to their ceilings in k = PROBE_SENDS sends (at most PROBE_MAX_S seconds), then past them doubling (W: adding 1, 2,
-4, ...) every k/2, up to HEADROOM x what was taken. REFUSED refusals in a row are a spent quota, a fallen cap or a
-pause: one probe at a time, backing off up to BACKOFF_MAX_S (a server's hint brings one forward until a probe it
-timed is refused); when the refusal outlasted the open stretch before it (a window spent early), R becomes what the
-server took over that cycle and the cycle is k. Refusals of sends from before a cut or a pause move nothing;
-failures and drops move nothing. With a KeyCoordinator (the models of one run on one key), a model refused from its
-first sends starts at an equal share of what the key took. Every change goes into a bounded history with its reason.
+trip). A refusal while R is at or near its last ceiling (or in slow start, on a key) is the cap: R is cut to BETA x
+the lesser of R and what the server took over the last quarter of PROBE_SENDS sends (a round trip at least: a
+burst's tokens are not the rate). Under the ceiling (and in slow start alone) a refusal is noise (a random 402)
+unless more than NOISE of the sends since the cut were refused (a fallen cap); noise moves nothing. Two refusals
+above every in-flight level taken (the server's count: less those it had refused) are an in-flight cap: the window W
+becomes the others in flight, R is left alone, and a first reading is tested again after a round trip (one refusal
+at that level confirms it). R and W climb back to their ceilings in k = PROBE_SENDS sends (at most PROBE_MAX_S
+seconds), then past them doubling (W: adding 1, 2, 4, ...) every k/2, up to HEADROOM x what was taken. REFUSED
+refusals in a row are a spent quota, a fallen cap or a pause: one probe at a time, backing off up to BACKOFF_MAX_S
+(a server's hint brings one forward until a probe it timed is refused); when the refusal outlasted the open stretch
+before it (a window spent early), R becomes what the server took over that cycle and the cycle is k. Refusals of
+sends from before a cut or a pause move nothing; failures and drops move nothing. With a KeyCoordinator (the models
+of one run on one key), a model refused from its first sends starts at an equal share of what the key took. Every
+change goes into a bounded history with its reason.
 """
 from __future__ import annotations
 
@@ -272,7 +273,8 @@ class PacedLimiter(LimitHistory):
                 self._record(now, f"window {tag}")
             return
         rate = self.rate(now)
-        if not self.slow_start and not math.isinf(rate) and rate < self._r_ceiling * (1 - (1 - self.BETA) / 8):
+        under = not math.isinf(rate) and rate < self._r_ceiling * (1 - (1 - self.BETA) / 8)  # (in slow start: a
+        if under or self.slow_start and self._key is None:  # random 402 would end it; on a key, others' sends may)
             since = max(self._sends[0], self._changed)
             refused = sum(1 for t, _ in self._refusals if t >= since)
             if refused < 2 or refused <= self.NOISE * sum(1 for t in self._sends if t >= since):

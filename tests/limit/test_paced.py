@@ -159,8 +159,8 @@ def test_history_is_bounded_observed_and_reported():
     lim.HISTORY = 5
     for _ in range(40):
         one(lim, clock, latency=0.01)
-    one(lim, clock, "rate", 0.001)
-    one(lim, clock, "rate", 0.001)
+    for _ in range(3):  # (a lone refusal in slow start is noise)
+        one(lim, clock, "rate", 0.001)
     assert seen and len(lim.history) <= PacedLimiter.HISTORY
     stats = lim.stats()
     assert stats["policy"] == "adaptive" and stats["limit_trace"] == lim.limit_trace
@@ -200,7 +200,7 @@ WORST = [
     ("latency", 54, 91, 5),  # 92.5% (target met)
     ("latency", 31, 97, 8.5),  # 7.3%
     ("noise", 15, 68, 4),  # 69.6%: 142/s with 1.5% random 402s: noise ends slow start early and cuts on the plateau
-    ("noise", 47, 76, 3),  # 77.8%: 45/s at 1.75 s latency, 0.9% random 402s
+    ("noise", 47, 91, 3.5),  # 92.5%, 3.4% (from 77.8%, 2.3%: slow start no longer ends at one random 402)
     ("noise", 17, 85, 9),  # 7.8%: 5/s with 402s and a fixed Retry-After
     ("own", 89, 82, 3),  # 84.2%: the worst model of 8 behind caps of their own
     ("own", 10, 97, 6.5),  # 5.5%
@@ -317,7 +317,8 @@ def test_on_a_key_the_first_cut_is_at_least_an_equal_share():
         one(big, clock, latency=0.01)  # the key took about 100/s, all of it through `big`
     for lim in (small, alone):
         one(lim, clock, latency=0.05)
-        lim.finish("rate", 0.001, "429", None, lim.start())
+        for _ in range(1 if lim is small else 2):  # (alone, a lone refusal in slow start is noise)
+            lim.finish("rate", 0.001, "429", None, lim.start())
     share = key.share(clock())
     assert 30 <= share <= 60  # (about 100/s over two models)
     assert small._r_ceiling >= share * 0.95 and alone._r_ceiling < share / 2, (small._r_ceiling, alone._r_ceiling)

@@ -223,8 +223,6 @@ class PacedLimiter(LimitHistory):
             self._cut(now, self._key.share(now), "cut: refused from the start, the key's share")  # (not a crawl)
         else:  # a cap passed for a moment: cut as for one refusal, to what was taken before the pause
             self._cut(now, min(self.rate(now), self._taken_before), "cut: refused in a row")
-            if self._in_row > self.REFUSED:  # a probe was refused too: a cap that refills in steps (a quota),
-                self._r_k = max(self._r_k, now - self._open_t)  # whose cycle is the probe's time scale
         self._in_row, self._probe_sent = 0, None
         self._open_t, self._open_sends, self._open_refused = now, 0, 0
         self._tat = now
@@ -258,8 +256,6 @@ class PacedLimiter(LimitHistory):
                 self._record(now, f"refused {tag}")
             return
         window = self.window(now)
-        if level > window + 1:
-            return  # sent above a window that has come down since: the cut answered it
         if level > self._seen and level > 1:  # above every level lately taken: an in-flight cap, or noise
             again = not self.slow_start and self._w_read <= level - 1 <= self._w_read + 1  # read there before
             self._above += 1

@@ -78,14 +78,12 @@ class PacedLimiter(LimitHistory):
     refused = property(lambda self: self._in_row >= self.REFUSED)  # refused in a row: probing
 
     def taken_rate(self, now: float, recent: bool = False) -> float:
-        """Requests per second the server took over the last PROBE_SENDS sends (recent: a quarter of them), since
-        the last cut if a quarter were sent since, and a round trip at least (not refused yet counts as taken)."""
+        """Requests per second the server took over the last PROBE_SENDS sends (recent: a quarter of them), a round
+        trip at least (not refused yet counts as taken)."""
         sends = self._sends
         if len(sends) < 2:
             return math.inf
         t0 = sends[0]
-        if self._changed > t0 and sum(1 for t in sends if t >= self._changed) >= self.PROBE_SENDS // 4:
-            t0 = self._changed
         if recent and len(sends) > self.PROBE_SENDS // 4:
             t0 = max(t0, sends[-(self.PROBE_SENDS // 4)])
         t0 = min(t0, max(sends[0], now - self._rtt))  # over a round trip at least (a burst is no rate) ...

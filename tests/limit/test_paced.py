@@ -182,30 +182,34 @@ def run_family(family, seed, policy="adaptive"):
 # comment with the reason.
 WORST = [
     # family, seed, util >=, throttled <=
-    ("bucket", 89, 74, 4),  # 75.5%: a 14/s bucket with a burst of 1, 8 sends at once; target 90
-    ("bucket", 69, 98, 9.5),  # 8.5%: 5.6/s, burst 55: slow start spends the burst, ~20 refusals; target 5
-    ("window", 2, 88, 6),  # 89.7%
-    ("window", 42, 99, 9),  # 8.1%: 57 per 10 s at 5.7/s: each probe past the quota is a stretch of refused probes
-    ("hints", 82, 88, 6),  # 89.9%
-    ("hints", 60, 99, 9),  # 8.0%
-    ("inflight", 52, 87, 4),  # 88.7%: 50 in flight at 0.1 s: a fixed 1.8 s Retry-After on every refused photo
-    ("inflight", 21, 88, 7.5),  # 6.2%: an in-flight cap of 5 at 1.7 s: each window probe is 1 refusal in ~20
-    ("both", 26, 64, 5.5),  # 66.8%: a 10.9/s bucket with a burst of 1 and an in-flight cap of 41 at 4 s latency
+    ("bucket", 89, 74, 4),  # 76.0%: a 14/s bucket with a burst of 1, 8 sends at once; target 90
+    ("bucket", 69, 98, 9.5),  # 9.4%: 5.6/s, burst 55: slow start spends the burst, ~20 refusals; target 5
+    ("window", 82, 89, 2),  # 90.6% (target met)
+    ("window", 2, 91, 6),  # 92.9%
+    ("window", 42, 99, 9),  # 8.4%: 57 per 10 s at 5.7/s: each probe past the quota is a stretch of refused probes
+    ("hints", 82, 92, 6),  # 93.9% (target met)
+    ("hints", 60, 99, 9),  # 8.4%
+    ("inflight", 52, 98, 3),  # 100.2% (88.7% before the levels were net of refusals still out)
+    ("inflight", 21, 88, 7.5),  # 90.4%, 6.2%: an in-flight cap of 5 at 1.7 s: each window probe is 1 refusal in ~20
+    ("both", 26, 76, 4.5),  # 77.5%: a 10.9/s bucket with a burst of 1 and an in-flight cap of 41 at 4 s latency
     ("both", 15, 95, 10),  # 9.1%: 2.2/s and 10 in flight: 1 refusal per probe is 1 in ~12
-    ("large_ra", 30, 72, 3),  # 73.7%: a burst-1 bucket; 22% of refusals say wait 24 s
-    ("large_ra", 62, 98, 8.5),  # 7.7%
-    ("moving", 91, 81, 8.5),  # 83.0%: an oscillating cap
-    ("moving", 33, 86, 12),  # 10.8%
-    ("step", 77, 88, 5),  # 90.0% (target met)
-    ("latency", 54, 91, 5),  # 92.5% (target met)
+    ("large_ra", 30, 72, 2.5),  # 73.7%: a burst-1 bucket; 22% of refusals say wait 24 s
+    ("large_ra", 62, 98, 8.5),  # 8.1%
+    ("moving", 46, 81, 11.5),  # 83.2%, 10.7%: an oscillating cap (period 17 s, to 43%)
+    ("moving", 91, 82, 8.5),  # 84.4%: an oscillating cap
+    ("moving", 33, 86, 12),  # 11.8%
+    ("step", 77, 88, 5),  # 90.3% (target met)
+    ("latency", 54, 95, 5),  # 97.1% (target met)
     ("latency", 31, 97, 8.5),  # 7.3%
-    ("noise", 15, 68, 4),  # 69.6%: 142/s with 1.5% random 402s: noise ends slow start early and cuts on the plateau
+    ("noise", 10, 84, 4),  # 85.5%: 89/s, 4.6% failures, 2.0% random 402s
+    ("noise", 15, 92, 3.5),  # 93.9% (69.6% while noise brought the ceiling down to the pace)
     ("noise", 47, 91, 3.5),  # 92.5%, 3.4% (from 77.8%, 2.3%: slow start no longer ends at one random 402)
-    ("noise", 17, 85, 9),  # 7.8%: 5/s with 402s and a fixed Retry-After
-    ("own", 89, 82, 3),  # 84.2%: the worst model of 8 behind caps of their own
-    ("own", 10, 97, 6.5),  # 5.5%
-    ("processes", 67, 86, 2),  # 87.9% (two processes: target 85, met)
-    ("processes", 32, 98, 11.5),  # 10.7% (target 10)
+    ("noise", 17, 87, 9),  # 8.5%: 5/s with 402s and a fixed Retry-After
+    ("own", 89, 85, 3),  # 87.1%: the worst model of 8 behind caps of their own
+    ("own", 10, 97, 6.5),  # 5.6%
+    ("processes", 50, 90, 7),  # 91.9% (two processes: target 85, met)
+    ("processes", 67, 98, 2),  # 100.0% (87.9% before)
+    ("processes", 32, 98, 9.5),  # 8.6% (target 10)
 ]
 
 
@@ -217,14 +221,19 @@ def test_each_familys_worst_draw(family, seed, util, throttled):
 
 
 def test_worst_shared_draws():
-    # one key-wide cap, one process (with the coordinator): worst fairness 0.40 (seed 45), worst throttled 28.1%
-    # (seed 50: 8 models at about 1.5/s each probe on their own); two processes: worst fairness 0.52 (seed 31)
+    # one key-wide cap, one process (with the coordinator): worst fairness 0.27 (seed 69: 6 models on 16.7/s;
+    # seed 45, the worst before, 0.40), worst throttled 24.0% (seed 50: 8 models at about 1.5/s each probe on
+    # their own); two processes: worst fairness 0.52 (seed 62; seed 31, the worst before, 0.70)
+    r = run_family("shared", 69)
+    assert r["fair"] >= 0.25 and r["util"] >= 95, r
     r = run_family("shared", 45)
-    assert r["fair"] >= 0.38 and r["util"] >= 90, r
+    assert r["fair"] >= 0.38 and r["util"] >= 95, r
     r = run_family("shared", 50)
-    assert r["throttled"] <= 30 and r["util"] >= 95, r
+    assert r["throttled"] <= 25.5 and r["util"] >= 97, r
+    r = run_family("processes", 62)
+    assert r["fair"] >= 0.5 and r["util"] >= 97, r
     r = run_family("processes", 31)
-    assert r["fair"] >= 0.5 and r["util"] >= 95, r
+    assert r["fair"] >= 0.65 and r["util"] >= 98, r
 
 
 def test_ahead_of_the_reference_and_aws_on_a_bucket():
@@ -236,8 +245,9 @@ def test_cap_halving_and_doubling_recovery():
     for seed in range(3):
         r = run_family("step", seed)
         assert r["down"] <= 3.0 and r["up"] <= 10.0, r
-    assert run_family("step", 42)["up"] <= 10.0  # the worst doubling of the 100: 8.0 s
-    assert run_family("step", 52)["down"] <= 4.0  # the worst halving: 3.5 s (target 3)
+    assert run_family("step", 21)["up"] <= 9.0  # the worst doubling of the 100: 7.75 s (seed 42, 8.0 s before)
+    assert run_family("step", 77)["down"] <= 4.0  # the worst halving: 3.75 s (target 3)
+    assert run_family("step", 52)["down"] <= 3.0  # 2.25 s (the worst before: 3.5 s)
 
 
 def test_fixed_window_refill_is_found_and_paced():

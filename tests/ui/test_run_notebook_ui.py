@@ -20,6 +20,7 @@ import pytest
 from support.browser import chromium, require_chromium
 from support.marimo import (clipping, full_page_screenshot, hidden_outputs, kill_runs, marimo_server,
                             outputs_text, wait_idle)
+from support.waiting import wait_until
 from hotdogbench_core.sim.app import SimConfig, Simulator, labels_from_parquet
 from hotdogbench_core.store.dataset import SAMPLE
 from hotdogbench_core.store.rundir import RunDir
@@ -239,16 +240,6 @@ def live(out: Path, name: str) -> dict:
         return json.loads((out / name / "live.json").read_text())
     except (OSError, ValueError):
         return {}
-
-
-def wait_until(cond, timeout=60.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = cond()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def every_photo_once(out, name, models):

@@ -6,6 +6,7 @@ import time
 
 import pytest
 
+from support.waiting import wait_until
 from hotdogbench_core.run.plan import plan_run
 from hotdogbench_core.sim.config import DEMO_CONFIG
 from hotdogbench_core.store.dataset import SAMPLE
@@ -25,16 +26,6 @@ def sim_argv(out, name, models=MODEL, **sim):
     config = {**DEMO_CONFIG, "latency_s": 0.02, "error_5xx": 0.0, "unanswered_rate": 0.0, **sim}
     return ["demo", "--models", models, "--input", str(SAMPLE), "--out", str(out), "--run", name,
             "--sim-config", json.dumps(config)]
-
-
-def wait_for(cond, timeout=60.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        v = cond()
-        if v:
-            return v
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def settled(out, name, model=MODEL) -> list[tuple[int, int]]:
@@ -102,11 +93,11 @@ def test_start_refuses_a_second_run_and_a_name_with_results_then_resumes(reg, tm
     assert reg.info("a").state == "starting"
     assert "already starting" in reg.start("a", sim_argv(out, "a"))  # a second press
     assert "one run at a time" in reg.start("b", sim_argv(out, "b"))
-    info = wait_for(lambda: (i := reg.info("a")).state == "running" and i, what="a heartbeat")
+    info = wait_until(lambda: (i := reg.info("a")).state == "running" and i, what="a heartbeat")
     assert info.pid == reg._children["a"].proc.pid and info.launch["argv"][0] == "demo"
-    wait_for(lambda: sum(m["done"] for m in reg.info("a").models.values()) > 8, what="photos settled")
+    wait_until(lambda: sum(m["done"] for m in reg.info("a").models.values()) > 8, what="photos settled")
     assert "Stop ignored" not in (reg.stop("a") or "")
-    end = wait_for(lambda: (i := reg.info("a")).state == "stopped" and i, timeout=20, what="the stop")
+    end = wait_until(lambda: (i := reg.info("a")).state == "stopped" and i, timeout=20, what="the stop")
     first = settled(out, "a")
     assert 0 < len(first) < 66 and end.reason and "interrupted" in end.reason and not end.complete
     assert reg._children["a"].proc.wait(10) == 130
@@ -114,7 +105,7 @@ def test_start_refuses_a_second_run_and_a_name_with_results_then_resumes(reg, tm
     assert settled(out, "a") == first  # nothing more was sent after the stop
     assert "already holds results" in reg.start("a", sim_argv(out, "a"))
     assert reg.start("a", ["demo", "--models", "foo/other"], resume=True) is None  # resumes with its own settings
-    done = wait_for(lambda: (i := reg.info("a")).state == "done" and i, what="the resumed run")
+    done = wait_until(lambda: (i := reg.info("a")).state == "done" and i, what="the resumed run")
     photos = settled(out, "a")
     assert photos[:len(first)] == first and sorted(photos) == sorted(set(photos)) and len(photos) == 66
     assert done.complete and list(done.models) == [MODEL]
@@ -126,15 +117,15 @@ def test_a_run_that_cannot_start_says_why_and_an_unknown_model_fails_out_loud(re
     bad = sim_argv(out, "bad")
     bad[bad.index("--sim-config") + 1] = '{"no_such_knob": 1}'
     assert reg.start("bad", bad) is None
-    info = wait_for(lambda: (i := reg.info("bad")).start_error and i, what="the exit")
+    info = wait_until(lambda: (i := reg.info("bad")).start_error and i, what="the exit")
     assert "no_such_knob" in info.start_error and info.state == "not started" and not info.live
     assert reg.start("listed", sim_argv(out, "listed", models="foo/bar")) is None  # the preflight refuses it
-    info = wait_for(lambda: (i := reg.info("listed")).start_error and i, what="the refusal")
+    info = wait_until(lambda: (i := reg.info("listed")).start_error and i, what="the refusal")
     assert start_error_field(info.start_error)[0] == "models" and "not among" in info.start_error
     assert not RunDir(out, "listed").live.exists()  # nothing was sent, and no heartbeat claims the folder
     # a server that lists nothing: foo/bar is asked, every photo a 404, and it fails fast, said out loud
     assert reg.start("typo", sim_argv(out, "typo", models="foo/bar", models_listing="none")) is None
-    end = wait_for(lambda: (i := reg.info("typo")).state not in ("starting", "running", "stopping", "finishing")
+    end = wait_until(lambda: (i := reg.info("typo")).state not in ("starting", "running", "stopping", "finishing")
                    and i, what="the run's end")
     m = end.models["foo/bar"]
     assert m["answered"] == 0 and m["errors"] == m["done"] > 0 and "No endpoints found" in m["first_error"]
@@ -145,10 +136,10 @@ def test_a_run_that_cannot_start_says_why_and_an_unknown_model_fails_out_loud(re
 def test_a_killed_run_is_interrupted_and_seen_by_another_registry(reg, tmp_path):
     out = reg.out
     assert reg.start("k", sim_argv(out, "k", rate_per_s=30)) is None
-    wait_for(lambda: sum(m["done"] for m in reg.info("k").models.values()) > 3, what="photos settled")
+    wait_until(lambda: sum(m["done"] for m in reg.info("k").models.values()) > 3, what="photos settled")
     other = RunRegistry(out)  # another kernel: a new tab of `marimo run`, a restarted kernel
     assert other.info("k").state == "running" and other.snapshot()["k"].live
     os.killpg(reg._children["k"].proc.pid, signal.SIGKILL)
     reg._children["k"].proc.wait(5)
-    info = wait_for(lambda: (i := other.info("k")).state == "interrupted" and i, timeout=10, what="interrupted")
+    info = wait_until(lambda: (i := other.info("k")).state == "interrupted" and i, timeout=10, what="interrupted")
     assert "resume" in info.reason and info.holds_results

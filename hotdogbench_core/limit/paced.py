@@ -69,6 +69,7 @@ class PacedLimiter(LimitHistory):
         #                                                                           and when the one out went
         self._trust, self._hinted = True, 0.0  # the server's hints are trusted for the probes until one proves
         #                                          wrong; the wait the last one set
+        self._spent_s = 0.0  # how long the last spent quota's refusal lasted (0: the last refusal was no quota's)
         self._refusal_s = 0.0  # the slowest refusal of the latest run of them: a probe not refused in time passed
         self._open_t, self._open_sends, self._open_refused = clock(), 0, 0  # since the last refusal ended
         self._rtt, self._first = 1.0, math.inf  # the latest answer's latency; the first send
@@ -213,6 +214,7 @@ class PacedLimiter(LimitHistory):
         if self.slow_start:
             self.slow_start = False
             self._w_ceiling, self._w_t = self._window, now - self.PROBE_MAX_S
+        self._spent_s = (now - self._refused_since) * spent
         if spent:
             self._r_ceiling = min(self.rate(now), max(cycle, 1.0 / self.BACKOFF_MAX_S))
             self._r_k = max(self._k(self._r_ceiling), now - self._open_t)
@@ -242,7 +244,7 @@ class PacedLimiter(LimitHistory):
         if self._in_row >= self.REFUSED:  # refused: probes back off, one at a time
             first = self._in_row == self.REFUSED
             if first or sent_at >= self._refused_since:  # (refusals of sends from before the pause: no back-off)
-                self._backoff = self.BACKOFF_MAX_S / 16 if first else min(self.BACKOFF_MAX_S, self._backoff * 2)
+                self._backoff = min(self.BACKOFF_MAX_S, max(self.BACKOFF_MAX_S / 16, self._spent_s / 8)) if first else min(self.BACKOFF_MAX_S, self._backoff * 2)
             counted = retry_after is not None and retry_after < self._hinted / 2  # (a probe a hair early)
             self._trust = first or self._trust and (not self._hinted or counted)  # a hint that does not count
             wait = self._backoff if retry_after is None or not self._trust else \

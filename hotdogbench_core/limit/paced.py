@@ -244,7 +244,9 @@ class PacedLimiter(LimitHistory):
         if self._in_row >= self.REFUSED:  # refused: probes back off, one at a time
             first = self._in_row == self.REFUSED
             if first or sent_at >= self._refused_since:  # (refusals of sends from before the pause: no back-off)
-                self._backoff = min(self.BACKOFF_MAX_S, max(self.BACKOFF_MAX_S / 16, self._spent_s / 8)) if first else min(self.BACKOFF_MAX_S, self._backoff * 2)
+                first_s = min(self.BACKOFF_MAX_S / 4, max(self.BACKOFF_MAX_S / 16, self._spent_s / 8))  # (after a
+                #   quota's refusal of S s, the next one's probes start at S/8: three doublings reach S)
+                self._backoff = first_s if first else min(self.BACKOFF_MAX_S, self._backoff * 2)
             counted = retry_after is not None and retry_after < self._hinted / 2  # (a probe a hair early)
             self._trust = first or self._trust and (not self._hinted or counted)  # a hint that does not count
             wait = self._backoff if retry_after is None or not self._trust else \

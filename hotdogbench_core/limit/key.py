@@ -8,8 +8,9 @@ class KeyCoordinator:
     equal share of what the key took lately. A model refused from its first sends (another took the burst of a
     key-wide cap) so starts at its share, not at a probe's crawl; behind a cap of its own, its next cut finds
     that cap. While a member is starved so, that share is also the ceiling of a first cut (the model that took
-    the burst would keep it otherwise: fairness is decided in the first seconds). Measured and rejected (docs/limiter.md): telling a key-wide cap from caps of their own by refusals
-    that coincide, skipping the cuts of shares under the mean, probing in turns or n times less often."""
+    the burst would keep it otherwise: fairness is decided in the first seconds). Measured and rejected
+    (docs/limiter.md): telling a key-wide cap from caps of their own by refusals that coincide, skipping the cuts
+    of shares under the mean, probing in turns or n times less often."""
 
     def __init__(self):
         self.members: list = []  # the PacedLimiters of the run

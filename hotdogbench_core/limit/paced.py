@@ -283,7 +283,7 @@ class PacedLimiter(LimitHistory):
             self._w_ceiling, self._w_t = self._window, now - self.PROBE_MAX_S
         if self._key is not None and math.isinf(self._r_ceiling):  # the first cut on a key: at least an equal
             #  share of what the key took (not a probe's crawl); at most that while a member took nothing at all
-            ceiling = (min if self._key.starved() else max)(ceiling, self._key.share(now))  # (its burst was ours)
+            ceiling = (min if self._key.starved() else max)(ceiling, self._key.share(now))  # (a key's burst)
         self._r_ceiling, self._r_t = max(ceiling, 1.0 / self.BACKOFF_MAX_S), now  # (at least a probe's pace)
         self._r_k, self._changed = self._k(self._r_ceiling), now
         self._tat = now + 1.0 / self.rate(now)

@@ -7,11 +7,18 @@ class KeyCoordinator:
     (a model behind a cap of its own must not be slowed by the others); it gives a model's first cut a floor: an
     equal share of what the key took lately. A model refused from its first sends (another took the burst of a
     key-wide cap) so starts at its share, not at a probe's crawl; behind a cap of its own, its next cut finds
-    that cap. Measured and rejected (docs/limiter.md): telling a key-wide cap from caps of their own by refusals
-    that coincide, skipping the cuts of shares under the mean, probing in turns or n times less often."""
+    that cap. While a member is starved so, that share is also the ceiling of a first cut (the model that took
+    the burst would keep it otherwise: fairness is decided in the first seconds). Measured and rejected
+    (docs/limiter.md): telling a key-wide cap from caps of their own by refusals that coincide, skipping the cuts
+    of shares under the mean, probing in turns or n times less often."""
 
     def __init__(self):
         self.members: list = []  # the PacedLimiters of the run
+
+    def starved(self) -> bool:
+        """A member was refused and took nothing, with nothing out: another took the burst of a key-wide cap (behind
+        a cap of its own, a model's first sends take that cap's burst)."""
+        return any(m.throttles and not m._taken and not m.in_flight for m in self.members)
 
     def share(self, now: float) -> float:
         """An equal share of what the key took over the last PROBE_MAX_S / 2 seconds (a round trip at least), over

@@ -14,7 +14,8 @@ refusals in a row are a spent quota, a fallen cap or a pause: one probe at a tim
 (a server's hint brings one forward until a probe it timed is refused); when the refusal outlasted the open stretch
 before it (a window spent early), R becomes what the server took over that cycle and the cycle is k. Refusals of
 sends from before a cut or a pause move nothing; failures and drops move nothing. With a KeyCoordinator (the models
-of one run on one key), a model refused from its first sends starts at an equal share of what the key took. Every
+of one run on one key), a model refused from its first sends starts at an equal share of what the key took, and
+while one took nothing at all, no model's first cut is above that share (the key's burst was not its rate). Every
 change goes into a bounded history with its reason.
 """
 from __future__ import annotations
@@ -285,7 +286,8 @@ class PacedLimiter(LimitHistory):
             self.slow_start = False
             self._w_ceiling, self._w_t = self._window, now - self.PROBE_MAX_S
         if self._key is not None and math.isinf(self._r_ceiling):  # the first cut on a key: at least an equal
-            ceiling = max(ceiling, self._key.share(now))  # share of what the key took (not a probe's crawl)
+            #  share of what the key took (not a probe's crawl); at most that while a member took nothing at all
+            ceiling = (min if self._key.starved() else max)(ceiling, self._key.share(now))  # (a key's burst)
         self._r_ceiling, self._r_t = max(ceiling, 1.0 / self.BACKOFF_MAX_S), now  # (at least a probe's pace)
         self._r_k, self._changed = self._k(self._r_ceiling), now
         self._tat = now + 1.0 / self.rate(now)

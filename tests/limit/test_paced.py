@@ -222,15 +222,18 @@ def test_each_familys_worst_draw(family, seed, util, throttled):
 
 
 def test_worst_shared_draws():
-    # one key-wide cap, one process (with the coordinator): worst fairness 0.27 (seed 69: 6 models on 16.7/s;
-    # seed 45, the worst before, 0.40), worst throttled 24.0% (seed 50: 8 models at about 1.5/s each probe on
-    # their own); two processes: worst fairness 0.52 (seed 62; seed 31, the worst before, 0.70)
+    # one key-wide cap, one process (with the coordinator): worst fairness 0.40 (seed 38: 5 models on 16.2/s;
+    # seed 69 was 0.27 and seed 45 0.40 before a first cut was held to the key's share while a member took
+    # nothing), worst throttled 21.7% (seeds 50 and 44: 8 models on about 11/s; 64 sends at once meet a burst of
+    # 5, and 8 models probe on their own); two processes: worst fairness 0.52 (seed 62; seed 31 before, 0.70)
     r = run_family("shared", 69)
-    assert r["fair"] >= 0.25 and r["util"] >= 95, r
+    assert r["fair"] >= 0.85 and r["util"] >= 95, r
     r = run_family("shared", 45)
+    assert r["fair"] >= 0.7 and r["util"] >= 95, r
+    r = run_family("shared", 38)
     assert r["fair"] >= 0.38 and r["util"] >= 95, r
     r = run_family("shared", 50)
-    assert r["throttled"] <= 25.5 and r["util"] >= 97, r
+    assert r["throttled"] <= 23 and r["util"] >= 97, r
     r = run_family("processes", 62)
     assert r["fair"] >= 0.5 and r["util"] >= 97, r
     r = run_family("processes", 31)
@@ -333,6 +336,26 @@ def test_on_a_key_the_first_cut_is_at_least_an_equal_share():
     share = key.share(clock())
     assert 30 <= share <= 60  # (about 100/s over two models)
     assert small._r_ceiling >= share * 0.95 and alone._r_ceiling < share / 2, (small._r_ceiling, alone._r_ceiling)
+
+
+def test_on_a_key_a_first_cut_is_at_most_an_equal_share_while_a_member_took_nothing():
+    # one model took the key's burst, another was refused and took nothing (nothing out): the first's first cut is
+    # the key's equal share, not what it took (it would keep the cap to itself and the other start behind it);
+    # with no member starved (caps of their own), the cut is to what it took, as before
+    for starved in (True, False):
+        clock = FakeClock()
+        key = KeyCoordinator()
+        big, small = PacedLimiter(8, 256, clock=clock, key=key), PacedLimiter(8, 256, clock=clock, key=key)
+        one(small, clock, "rate" if starved else "success", latency=0.001)  # refused from its first send, or not
+        for _ in range(60):
+            one(big, clock, latency=0.01)  # about 100/s through `big`
+        big.finish("rate", 0.001, "429", None, big.start())
+        share = key.share(clock())
+        assert key.starved() == starved and 20 <= share <= 70, (key.starved(), share)
+        if starved:
+            assert big._r_ceiling <= share * 1.01, (big._r_ceiling, share)
+        else:
+            assert big._r_ceiling >= 80, (big._r_ceiling, share)
 
 
 def test_a_cut_to_nothing_taken_keeps_a_probe_pace():

@@ -173,8 +173,6 @@ class PacedLimiter(LimitHistory):
         if kind in ("failure", "transport"):
             self.failures += kind == "failure"
             self.transport_errors += kind == "transport"
-            if self.refused and self._probe_sent is not None:
-                self._probe_at, self._probe_sent = now, None  # the probe said nothing: another may go
         elif kind == "success":
             self._rtt = latency or self._rtt
             self._taken_one(now, sent_at, level)
@@ -258,11 +256,10 @@ class PacedLimiter(LimitHistory):
                 self._taken_before = self.taken_rate(now)
                 self._record(now, f"refused {tag}")
             return
-        window = self.window(now)
         if level > self._seen and level > 1:  # above every level lately taken: an in-flight cap, or noise
             again = not self.slow_start and self._w_read <= level - 1 <= self._w_read + 1  # read there before
             self._above += 1
-            if (again or self._above >= 2) and (level - 1 < window or self.slow_start):
+            if again or self._above >= 2:
                 self.slow_start, self._above = False, 0
                 self._window = self._w_ceiling = self._w_read = float(level - 1)
                 self._w_k = self.PROBE_SENDS / max(self.taken_rate(now), 1e-3)  # by sends: a probe costs a refusal

@@ -12,7 +12,8 @@ at that level confirms it). R and W climb back to their ceilings in k = PROBE_SE
 seconds), then past them doubling (W: adding 1, 2, 4, ...) every k/2, up to HEADROOM x what was taken. REFUSED
 refusals in a row are a spent quota, a fallen cap or a pause: one probe at a time, backing off up to BACKOFF_MAX_S
 (a server's hint brings one forward until a probe it timed is refused); when the refusal outlasted the open stretch
-before it (a window spent early), R becomes what the server took over that cycle and the cycle is k. Refusals of
+before it (a window spent early), R becomes what the server took over that cycle, the cycle is k, and the next
+refusal's probes start at an eighth of this one's length (at most a quarter of BACKOFF_MAX_S). Refusals of
 sends from before a cut or a pause move nothing; failures and drops move nothing. With a KeyCoordinator (the models
 of one run on one key), a model refused from its first sends starts at an equal share of what the key took, and
 while one took nothing at all, no model's first cut is above that share (the key's burst was not its rate). Every

@@ -214,7 +214,7 @@ class PacedLimiter(LimitHistory):
         if self.slow_start:
             self.slow_start = False
             self._w_ceiling, self._w_t = self._window, now - self.PROBE_MAX_S
-        self._spent_s = (now - self._refused_since) * spent
+        self._spent_s = now - self._refused_since if spent else 0.0
         if spent:
             self._r_ceiling = min(self.rate(now), max(cycle, 1.0 / self.BACKOFF_MAX_S))
             self._r_k = max(self._k(self._r_ceiling), now - self._open_t)
@@ -244,8 +244,8 @@ class PacedLimiter(LimitHistory):
         if self._in_row >= self.REFUSED:  # refused: probes back off, one at a time
             first = self._in_row == self.REFUSED
             if first or sent_at >= self._refused_since:  # (refusals of sends from before the pause: no back-off)
-                first_s = min(self.BACKOFF_MAX_S / 4, max(self.BACKOFF_MAX_S / 16, self._spent_s / 8))  # (after a
-                #   quota's refusal of S s, the next one's probes start at S/8: three doublings reach S)
+                # after a quota's refusal of S s, the next one's probes start at S/8: three doublings reach S
+                first_s = min(self.BACKOFF_MAX_S / 4, max(self.BACKOFF_MAX_S / 16, self._spent_s / 8))
                 self._backoff = first_s if first else min(self.BACKOFF_MAX_S, self._backoff * 2)
             counted = retry_after is not None and retry_after < self._hinted / 2  # (a probe a hair early)
             self._trust = first or self._trust and (not self._hinted or counted)  # a hint that does not count

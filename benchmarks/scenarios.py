@@ -195,8 +195,12 @@ def _step(rng, seed):
 def _latency_family(rng, seed):
     lat, sigma = _latency(rng)
     growth = round(rng.uniform(0, 1.0), 2)
-    mean = _mean(lat, sigma) * (1 + growth)
-    rate = _rate_for(rng, mean, 5, 150)
+    base = _mean(lat, sigma)
+    # the server's latency grows with the requests it holds: mean = base x (1 + growth x rate x mean / 100) at the
+    # cap's rate, so mean = base / (1 - growth x rate x base / 100); the rate is drawn so that the requests in flight
+    # it needs (rate x mean) stay under 70% of MAX_CONCURRENCY
+    rate = _rate_for(rng, base * (1 + 0.7 * MAX_CONCURRENCY / 100 * growth), 5, 150)
+    mean = base / (1 - growth * rate * base / 100)
     ra = _ra(rng)
     p = dict(rate=rate, latency=lat, sigma=sigma, growth_per_100=growth, **ra)
     return p, lambda: Setup([Server([c := Cap("bucket", rate=rate, burst=max(1.0, rate / 2), **ra)], latency=lat,

@@ -144,6 +144,7 @@ class Server:
     sigma: float = 0.3
     load_latency: float = 0.0  # latency grows by this fraction per `load_ref` requests in flight on the server
     load_ref: int = 100
+    in_flight: int = 0  # requests admitted and not yet answered (the load)
     error_5xx: float = 0.0
     error_200: float = 0.0
     drop: float = 0.0
@@ -173,6 +174,7 @@ class Client:
     finished_at: float | None = None
     fresh_done_at: float | None = None  # when the last fresh photo was first sent (seconds from start)
     answered: list = field(default_factory=list)  # send times of the attempts answered successfully
+    latencies: list = field(default_factory=list)  # (send time, latency) of every admitted attempt
     # loop state
     fresh: int = 0
     retries: list = field(default_factory=list)  # heap of (not before, seq, attempts, first_t, RA deadline, failed)
@@ -289,9 +291,10 @@ class _Simulation:
         for cap in srv.caps:
             cap.take()
         c.sends.append((t, True, False))
-        load = sum(cap.in_flight for cap in srv.caps if cap.kind == "inflight") if srv.load_latency else 0
-        med = srv.latency * (1 + srv.load_latency * load / srv.load_ref) if srv.load_latency else srv.latency
+        srv.in_flight += 1
+        med = srv.latency * (1 + srv.load_latency * srv.in_flight / srv.load_ref)
         lat = rng.lognormvariate(math.log(med), srv.sigma) if srv.sigma else med
+        c.latencies.append((t, lat))
         r = rng.random()
         kind = "failure" if r < srv.error_5xx + srv.error_200 else \
             "transport" if r < srv.error_5xx + srv.error_200 + srv.drop else "success"
@@ -300,9 +303,11 @@ class _Simulation:
     def settle(self, reply: tuple, now: float) -> Client:
         """A reply reaches its client: the limiter hears it; a refusal or failure is retried or given up on."""
         c, fb, lat, ra, n, first_t, k, caps, failed = reply
-        for cap in caps or ():
-            if cap.kind == "inflight":
-                cap.in_flight -= 1
+        if caps is not None:  # admitted: it leaves the server
+            c.server.in_flight -= 1
+            for cap in caps:
+                if cap.kind == "inflight":
+                    cap.in_flight -= 1
         c.limiter.finish(fb, lat, "429" if fb == "rate" else fb, ra, k)
         if fb == "success":
             c.done += 1

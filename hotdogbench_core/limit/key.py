@@ -1,24 +1,88 @@
-"""The shared view of the models of one run on one key (the session gives every ModelRun of a run the same one)."""
+"""The models of one run on one key (the session gives every ModelRun of a run the same KeyCoordinator).
+
+Caps may be the key's (OpenRouter's in-flight budget, free-model limits) or each model's own (a provider's), and
+the runner cannot be told which. So each model starts with a limiter of its own, and the key is also watched as
+one sender: a PacedLimiter (`key.limiter`) hears every member's sends. A member whose first sends were all refused
+while another member's were taken says the cap is the key's (the key's burst went to the other; behind a cap of
+its own, a model's first sends take that cap's burst). From then on every member sends through the key's limiter:
+its window, its refusal pause and its pace, each member at most an equal slice of the window and the pace, so the
+key is shared evenly (Jain's index 0.98-1.00 where each model ran on its own at 0.4-0.9). Members that stop asking
+leave their slice to the others.
+"""
 from __future__ import annotations
+
+import math
 
 
 class KeyCoordinator:
-    """What the models of one run on one key share: what the key took. It never makes a model cut or skip a cut
-    (a model behind a cap of its own must not be slowed by the others); it gives a model's first cut a floor: an
-    equal share of what the key took lately. A model refused from its first sends (another took the burst of a
-    key-wide cap) so starts at its share, not at a probe's crawl; behind a cap of its own, its next cut finds
-    that cap. While a member is starved so, that share is also the ceiling of a first cut (the model that took
-    the burst would keep it otherwise: fairness is decided in the first seconds). Measured and rejected
-    (docs/limiter.md): telling a key-wide cap from caps of their own by refusals that coincide, skipping the cuts
-    of shares under the mean, probing in turns or n times less often."""
+    """The shared view of the models of one run on one key; see the module doc."""
+
+    ACTIVE_S = 1.0  # a member that asked to send within this many seconds (or has sends out) holds a slice
 
     def __init__(self):
-        self.members: list = []  # the PacedLimiters of the run
+        self.members: list = []  # the PacedLimiters of the run, in the order they joined
+        self.limiter = None  # the key as one sender (made at the first send, when every member has joined)
+        self.shared = False  # the cap is the key's: every member sends through `limiter`
+        self._levels: dict = {}  # (member, its level at a send) -> the key's levels of those sends, oldest first
+        self._next: dict = {}  # member -> when its slice of the key's pace lets it send again
+        self._asked: dict = {}  # member -> when it last asked to send
+
+    def join(self, member) -> None:
+        self.members.append(member)
+
+    # -- what every member reports -------------------------------------------------------------------------
+    def started(self, member, now: float) -> None:
+        if self.limiter is None:
+            from .paced import PacedLimiter
+            self.limiter = PacedLimiter(sum(int(m.window(now)) for m in self.members),
+                                        sum(m.cap for m in self.members), clock=member.clock)
+        level = self.limiter.start(now)
+        self._levels.setdefault((member, member.in_flight + 1), []).append(level)
+        if self.shared:
+            rate = self.limiter.rate(now)
+            self._next[member] = max(self._next.get(member, now), now) + \
+                (0.0 if math.isinf(rate) else self.active(now) / rate)
+
+    def finished(self, member, kind, latency, tag, retry_after, level) -> None:
+        """After the member heard the answer (its in-flight count is down)."""
+        if self.limiter is None:
+            return
+        sent = self._levels.get((member, level))
+        self.limiter.finish(kind, latency, tag, retry_after, sent.pop(0) if sent else None)
+        if kind == "rate" and not self.shared and self.starved():
+            self.shared = True
+            now = member.clock()
+            for m in self.members:
+                m._record(now, "the key's cap: one sender, an equal slice each")
+            self.limiter.subscribe(lambda change: [m._record(member.clock(), f"key: {change.reason}")
+                                                   for m in self.members])
 
     def starved(self) -> bool:
-        """A member was refused and took nothing, with nothing out: another took the burst of a key-wide cap (behind
-        a cap of its own, a model's first sends take that cap's burst)."""
-        return any(m.throttles and not m._taken and not m.in_flight for m in self.members)
+        """A member was refused and took nothing, with nothing out, while another took (or has sends out)."""
+        return any(m.throttles and not m._taken and not m.in_flight for m in self.members) and \
+            any(m._taken or m.in_flight for m in self.members)
+
+    # -- the gate, once the cap is the key's -----------------------------------------------------------------
+    def active(self, now: float) -> int:
+        return max(1, sum(1 for m in self.members if m.in_flight or now - self._asked.get(m, -math.inf) < self.ACTIVE_S))
+
+    def slice(self, member, now: float) -> int:
+        """The member's share of the key's window."""
+        return max(1, math.ceil(int(self.limiter.window(now)) / self.active(now)))
+
+    def wait_time(self, member, now: float) -> float:
+        """The member's gate: its slice of the key's window, the key's own gate (window, pause, pace: sends evenly
+        spaced), then its slice of the pace. A member blocked by the others' sends looks again soon: no answer of
+        its own may come to wake it."""
+        self._asked[member] = now
+        key = self.limiter
+        again = min(0.5, max(0.01, key._rtt / 4))
+        if member.in_flight >= self.slice(member, now) and not key.refused:
+            return math.inf if member.in_flight else again
+        wait = key.wait_time(now)
+        if wait > 0:
+            return wait if member.in_flight and not math.isinf(wait) else min(wait, again)
+        return max(0.0, self._next.get(member, now) - now)
 
     def share(self, now: float) -> float:
         """An equal share of what the key took over the last PROBE_MAX_S / 2 seconds (a round trip at least), over

@@ -8,16 +8,16 @@ burst's tokens are not the rate). Under the ceiling (and in slow start alone) a 
 unless more than NOISE of the sends since the cut were refused (a fallen cap); noise moves nothing. Two refusals
 above every in-flight level taken (the server's count: less those it had refused) are an in-flight cap: the window W
 becomes the others in flight, R is left alone, and a first reading is tested again after a round trip (one refusal
-at that level confirms it). R and W climb back to their ceilings in k = PROBE_SENDS sends (at most PROBE_MAX_S
-seconds), then past them doubling (W: adding 1, 2, 4, ...) every k/2, up to HEADROOM x what was taken. REFUSED
-refusals in a row are a spent quota, a fallen cap or a pause: one probe at a time, backing off up to BACKOFF_MAX_S
-(a server's hint brings one forward until a probe it timed is refused); when the refusal outlasted the open stretch
-before it (a window spent early), R becomes what the server took over that cycle, the cycle is k, and the next
-refusal's probes start at an eighth of this one's length (at most a quarter of BACKOFF_MAX_S). Refusals of
-sends from before a cut or a pause move nothing; failures and drops move nothing. With a KeyCoordinator (the models
-of one run on one key), a model refused from its first sends starts at an equal share of what the key took, and
-while one took nothing at all, no model's first cut is above that share (the key's burst was not its rate). Every
-change goes into a bounded history with its reason.
+at that level confirms it; one under it says a rate refused it, and W opens again). R climbs back to its ceiling in
+k = PROBE_SENDS sends (at most PROBE_MAX_S seconds), then past it doubling every k/2; W adds 1, 2, 4, ... every k
+past its ceiling (a probe of W costs a refusal); both up to HEADROOM x what was taken. REFUSED refusals in a row
+are a spent quota, a fallen cap or a pause: one probe at a time, backing off up to BACKOFF_MAX_S (a server's hint
+brings one forward until a probe it timed is refused); when the refusal outlasted the open stretch before it (a
+window spent early), R becomes what the server took over that cycle, the cycle is k, and the next refusal's probes
+start at an eighth of this one's length (at most a quarter of BACKOFF_MAX_S). Refusals of sends from before a cut
+or a pause move nothing; failures and drops move nothing. On a key (limit/key.py), a model's first cut is at least
+an equal share of what the key took, and once the cap is known to be the key's, the key's own limiter decides for
+every model. Every change goes into a bounded history with its reason.
 """
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ class PacedLimiter(LimitHistory):
         super().__init__(clock)
         self._key, self.cap = key, cap
         if key is not None:
-            key.members.append(self)
+            key.join(self)
         self.in_flight = self.peak_in_flight = self.throttles = self.failures = self.transport_errors = 0
         self.slow_start, self._window = True, float(min(start, cap))
         self._recorded = int(self._window)  # the limit the history last said
@@ -77,7 +77,13 @@ class PacedLimiter(LimitHistory):
         self._rtt, self._first = 1.0, math.inf  # the latest answer's latency; the first send
         self._changed = -math.inf  # the last cut: refusals of requests sent before it show are old news
 
-    limit = property(lambda self: max(1, int(self.window())))  # the in-flight limit now
+    @property
+    def limit(self) -> int:
+        """The in-flight limit now (on a key-wide cap: this model's slice of the key's)."""
+        if self._key is not None and self._key.shared:
+            return self._key.slice(self, self.clock())
+        return max(1, int(self.window()))
+
     refused = property(lambda self: self._in_row >= self.REFUSED)  # refused in a row: probing
 
     def taken_rate(self, now: float, recent: bool = False) -> float:
@@ -106,6 +112,9 @@ class PacedLimiter(LimitHistory):
 
     def rate(self, now: float | None = None) -> float:
         """The pace now, requests per second (inf: unpaced, before the first rate signal)."""
+        if self._key is not None and self._key.shared:  # an equal slice of the key's
+            now = self.clock() if now is None else now
+            return self._key.limiter.rate(now) / self._key.active(now)
         if math.isinf(self._r_ceiling):
             return math.inf
         now = self.clock() if now is None else now
@@ -127,13 +136,15 @@ class PacedLimiter(LimitHistory):
         now = self.clock() if now is None else now
         x = (now - self._w_t) / self._w_k - 1.0  # back at the ceiling after k, then one more, two, four ...
         value = self._curve(self._w_ceiling, self._w_t, now, self._w_k) if x <= 0 else \
-            self._w_ceiling + 2.0 ** min(2.0 * x, 20.0) - 1.0
+            self._w_ceiling + 2.0 ** min(x, 20.0) - 1.0
         return max(1.0, min(float(self.cap), value, max(self._w_ceiling, self.HEADROOM * self._seen)))
 
     # -- the gate -----------------------------------------------------------------------------------------
     def wait_time(self, now: float | None = None) -> float:
         """Seconds until a request may start: 0 = now, inf = the window is full (wait for an answer)."""
         now = self.clock() if now is None else now
+        if self._key is not None and self._key.shared:  # the key's cap: the key's limiter, an equal slice
+            return self._key.wait_time(self, now)
         if self.in_flight >= int(self.window(now)):
             return math.inf
         if self.refused:  # one probe at a time; one not refused within REFUSED x the slowest refusal was taken
@@ -149,6 +160,8 @@ class PacedLimiter(LimitHistory):
     def start(self, now: float | None = None) -> int:
         """A request starts now (when wait_time() is 0); returns the number in flight, itself included."""
         now = self.clock() if now is None else now
+        if self._key is not None:
+            self._key.started(self, now)
         self.in_flight += 1
         self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
         rate = self.rate(now)
@@ -171,15 +184,20 @@ class PacedLimiter(LimitHistory):
         self.in_flight -= 1
         sent_at = now - (latency or 0.0)  # the server's count at the send: ours, less those it had refused that
         level -= sum(1 for t, answered in self._refusals if t < sent_at < answered)  # were not answered yet
+        keyed = self._key is not None and self._key.shared  # the key's limiter decides (it hears this below)
         if kind in ("failure", "transport"):
             self.failures += kind == "failure"
             self.transport_errors += kind == "transport"
         elif kind == "success":
             self._rtt = latency or self._rtt
-            self._taken_one(now, sent_at, level)
+            if not keyed:
+                self._taken_one(now, sent_at, level)
         else:
             self.throttles += 1
-            self._refusal(now, sent_at, level, tag or "429", retry_after)
+            if not keyed:
+                self._refusal(now, sent_at, level, tag or "429", retry_after)
+        if self._key is not None:
+            self._key.finished(self, kind, latency, tag, retry_after, sent_in_flight)
 
     # -- the policy ---------------------------------------------------------------------------------------
     def _taken_one(self, now: float, sent_at: float, level: int) -> None:
@@ -269,6 +287,9 @@ class PacedLimiter(LimitHistory):
                 self._w_t = now - self._w_k  # at the ceiling: measured, not cut
                 self._record(now, f"window {tag}")
             return
+        if level < self._w_read:  # refused under an in-flight reading: a rate cap refuses at any level, the
+            self._w_read, self._w_t = 0.0, now - self._w_k  # reading was (also) its: the window opens again
+            self._w_ceiling = max(self._w_ceiling, self.HEADROOM * self._seen)
         rate = self.rate(now)
         under = not math.isinf(rate) and rate < self._r_ceiling * (1 - (1 - self.BETA) / 8)  # (in slow start: a
         if under or self.slow_start and self._key is None:  # random 402 would end it; on a key, others' sends may)
@@ -284,8 +305,7 @@ class PacedLimiter(LimitHistory):
             self.slow_start = False
             self._w_ceiling, self._w_t = self._window, now - self.PROBE_MAX_S
         if self._key is not None and math.isinf(self._r_ceiling):  # the first cut on a key: at least an equal
-            #  share of what the key took (not a probe's crawl); at most that while a member took nothing at all
-            ceiling = (min if self._key.starved() else max)(ceiling, self._key.share(now))  # (a key's burst)
+            ceiling = max(ceiling, self._key.share(now))  # share of what the key took (not a probe's crawl)
         self._r_ceiling, self._r_t = max(ceiling, 1.0 / self.BACKOFF_MAX_S), now  # (at least a probe's pace)
         self._r_k, self._changed = self._k(self._r_ceiling), now
         self._tat = now + 1.0 / self.rate(now)

@@ -222,22 +222,25 @@ def test_each_familys_worst_draw(family, seed, util, throttled):
 
 
 def test_worst_shared_draws():
-    # one key-wide cap, one process (with the coordinator): worst fairness 0.40 (seed 38: 5 models on 16.2/s;
-    # seed 69 was 0.27 and seed 45 0.40 before a first cut was held to the key's share while a member took
-    # nothing), worst throttled 21.7% (seeds 50 and 44: 8 models on about 11/s; 64 sends at once meet a burst of
-    # 5, and 8 models probe on their own); two processes: worst fairness 0.52 (seed 62; seed 31 before, 0.70)
-    r = run_family("shared", 69)
-    assert r["fair"] >= 0.85 and r["util"] >= 95, r
-    r = run_family("shared", 45)
-    assert r["fair"] >= 0.7 and r["util"] >= 95, r
-    r = run_family("shared", 38)
-    assert r["fair"] >= 0.38 and r["util"] >= 95, r
+    # one key-wide cap, one process (with the coordinator): the worst draws of the 100. Fairness: seeds 96 and 98
+    # (3 models on 125 and 191/s: the key's burst covered every model's first sends, so nothing said the cap was
+    # the key's and each model ran on its own: 0.47); seeds 69, 45, 38 were 0.27-0.40 before the key's limiter.
+    # Throttled: seed 60 (8 models on a 10 s window of 120: 64 sends at once, then 8 models probe the quota on
+    # their own), 18.1%; seed 50, 15.4% (21.7% before). Two processes (no coordinator): worst fairness 0.53
+    # (seed 76), worst throttled 10.2% (seed 97), worst utilization 91.9% (seed 50).
+    for seed in (69, 45, 38):
+        r = run_family("shared", seed)
+        assert r["fair"] >= 0.97 and r["util"] >= 97, r
+    r = run_family("shared", 96)
+    assert r["fair"] >= 0.45 and r["util"] >= 97, r
     r = run_family("shared", 50)
-    assert r["throttled"] <= 23 and r["util"] >= 97, r
-    r = run_family("processes", 62)
-    assert r["fair"] >= 0.5 and r["util"] >= 97, r
-    r = run_family("processes", 31)
-    assert r["fair"] >= 0.65 and r["util"] >= 98, r
+    assert r["throttled"] <= 16.5 and r["util"] >= 92, r
+    r = run_family("shared", 60)
+    assert r["throttled"] <= 19 and r["util"] >= 97, r
+    r = run_family("processes", 76)
+    assert r["fair"] >= 0.5 and r["util"] >= 95, r
+    r = run_family("processes", 97)
+    assert r["throttled"] <= 11 and r["util"] >= 95, r
 
 
 def test_ahead_of_the_reference_and_aws_on_a_bucket():
@@ -338,24 +341,90 @@ def test_on_a_key_the_first_cut_is_at_least_an_equal_share():
     assert small._r_ceiling >= share * 0.95 and alone._r_ceiling < share / 2, (small._r_ceiling, alone._r_ceiling)
 
 
-def test_on_a_key_a_first_cut_is_at_most_an_equal_share_while_a_member_took_nothing():
-    # one model took the key's burst, another was refused and took nothing (nothing out): the first's first cut is
-    # the key's equal share, not what it took (it would keep the cap to itself and the other start behind it);
-    # with no member starved (caps of their own), the cut is to what it took, as before
-    for starved in (True, False):
-        clock = FakeClock()
-        key = KeyCoordinator()
-        big, small = PacedLimiter(8, 256, clock=clock, key=key), PacedLimiter(8, 256, clock=clock, key=key)
-        one(small, clock, "rate" if starved else "success", latency=0.001)  # refused from its first send, or not
-        for _ in range(60):
-            one(big, clock, latency=0.01)  # about 100/s through `big`
-        big.finish("rate", 0.001, "429", None, big.start())
-        share = key.share(clock())
-        assert key.starved() == starved and 20 <= share <= 70, (key.starved(), share)
-        if starved:
-            assert big._r_ceiling <= share * 1.01, (big._r_ceiling, share)
-        else:
-            assert big._r_ceiling >= 80, (big._r_ceiling, share)
+def _keyed(n=2):
+    clock = FakeClock()
+    key = KeyCoordinator()
+    return key, clock, [PacedLimiter(8, 256, clock=clock, key=key) for _ in range(n)]
+
+
+def test_the_key_s_cap_is_found_when_a_member_took_nothing_while_another_took():
+    # a member refused from its first send with nothing out, while another has sends out (it took the key's burst):
+    # the cap is the key's, and every member now sends through the key's limiter; refused alone (no member took
+    # anything, or every member took its own burst) it is not
+    for other_took in (True, False):
+        key, clock, (big, small) = _keyed()
+        k = big.start() if other_took else None
+        one(small, clock, "rate", latency=0.001)
+        assert key.shared == other_took and key.starved() == other_took
+        if other_took:
+            big.finish("success", 0.2, "", None, k)
+            assert any("the key's cap" in c.reason for c in small.history)
+            assert small.wait_time() == key.wait_time(small, clock())  # the key's gate
+    key, clock, (a, b) = _keyed()
+    for lim in (a, b):  # each took some of its first sends, and was refused some: caps of their own
+        ks = [lim.start() for _ in range(8)]
+        lim.finish("success", 0.1, "", None, ks[0])
+        for k in ks[1:]:
+            lim.finish("rate", 0.001, "429", None, k)
+    assert not key.shared
+
+
+def test_on_the_key_s_cap_each_member_sends_an_equal_slice_and_none_waits_forever():
+    key, clock, members = _keyed(3)
+    held = [m.start() for m in members[:2]]
+    one(members[2], clock, "rate", latency=0.001)  # refused with the others' sends out: the key's cap
+    assert key.shared
+    for m, k in zip(members, held):
+        m.finish("success", 0.1, "", None, k)
+    key.limiter._cut(clock(), 30.0, "cut 429")  # the key is paced now (at 27/s, climbing back to 30/s)
+    sent = {id(m): 0 for m in members}
+    for _ in range(3000):  # 3 s: whoever may send, sends (answered at once: the pace is what is tested)
+        for m in members:
+            if m.wait_time() == 0:
+                sent[id(m)] += 1
+                m.finish("success", 0.0005, "", None, m.start())
+        clock.advance(0.001)
+    counts = sorted(sent.values())
+    assert 70 <= sum(counts) <= 95 and counts[0] >= 0.9 * counts[-1], counts  # the key's pace, in equal slices
+    # the key's window full of the others' sends: a member with nothing out looks again soon (no answer of its
+    # own will come to wake it), one with sends out waits for them
+    key.limiter.slow_start, key.limiter._window = True, 4.0  # slices of ceil(4 / 3) = 2
+    for m in members[1:]:
+        m.start(), m.start()
+    idle, busy = members[0], members[1]
+    assert idle.in_flight == 0 and 0 < idle.wait_time() < 1.0
+    assert math.isinf(busy.wait_time())
+
+
+def test_a_member_that_stops_asking_leaves_its_slice():
+    key, clock, members = _keyed(2)
+    k = members[0].start()
+    one(members[1], clock, "rate", latency=0.001)
+    members[0].finish("success", 0.1, "", None, k)
+    for m in members:
+        m.wait_time()
+    assert key.active(clock()) == 2
+    clock.advance(key.ACTIVE_S + 0.1)
+    members[0].wait_time()  # only one still asks
+    assert key.active(clock()) == 1 and members[0].rate() == key.limiter.rate() or math.isinf(key.limiter.rate())
+
+
+def test_models_on_the_key_s_cap_share_it_evenly():
+    # draws where each model on its own split a key-wide bucket unevenly (Jain's index 0.40, 0.46, 0.56 on the
+    # limiter of 2026-12-01; the first models' sends took the key's burst and the rest started behind them)
+    for seed in (38, 32, 91):
+        r = run_family("shared", seed)
+        assert r["fair"] >= 0.95 and r["util"] >= 90 and r["lost"] == 0, r
+
+
+def test_caps_of_their_own_are_not_taken_for_the_key_s():
+    for seed in range(10):
+        d = bf.draw("own", seed)
+        setup = d.make()
+        clock = FakeClock(0.0)
+        clients = bf.make_clients("adaptive", setup, clock)
+        simulate(clients, clock, seed=seed, until=1500.0)
+        assert not clients[0].limiter._key.shared, d.describe()
 
 
 def test_a_cut_to_nothing_taken_keeps_a_probe_pace():

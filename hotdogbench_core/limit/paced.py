@@ -5,7 +5,8 @@ CUBIC's probe and BBR's pacing. Sends are paced at a rate R, unpaced in slow sta
 trip). A refusal while R is at or near its last ceiling (or in slow start, on a key) is the cap: R is cut to BETA x
 the lesser of R and what the server took over the last quarter of PROBE_SENDS sends (a round trip at least: a
 burst's tokens are not the rate). Under the ceiling (and in slow start alone) a refusal is noise (a random 402)
-unless more than NOISE of the sends since the cut were refused (a fallen cap); noise moves nothing. Two refusals
+unless more than NOISE of the sends since the cut were refused (a fallen cap); noise moves nothing, and a 402
+in-flight budget is never a rate (OpenRouter reserves a cost per request out: a count, not a pace). Two refusals
 above every in-flight level taken (the server's count: less those it had refused) are an in-flight cap: the window W
 becomes the others in flight, R is left alone, and a first reading is tested again after a round trip (one refusal
 at that level confirms it; one under it says a rate refused it, and W opens again). R climbs back to its ceiling in
@@ -290,6 +291,8 @@ class PacedLimiter(LimitHistory):
         if level < self._w_read:  # refused under an in-flight reading: a rate cap refuses at any level, the
             self._w_read, self._w_t = 0.0, now - self._w_k  # reading was (also) its: the window opens again
             self._w_ceiling = max(self._w_ceiling, self.HEADROOM * self._seen)
+        if tag.startswith("402"):  # an in-flight budget (OpenRouter's 402): a count of requests out, never a rate
+            return
         rate = self.rate(now)
         under = not math.isinf(rate) and rate < self._r_ceiling * (1 - (1 - self.BETA) / 8)  # (in slow start: a
         if under or self.slow_start and self._key is None:  # random 402 would end it; on a key, others' sends may)

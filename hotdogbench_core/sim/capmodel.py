@@ -29,6 +29,7 @@ from typing import Callable
 from ..protocol.answers import retry_hint
 
 EPOCH = 1_800_000_000.0  # the fake clock's t=0 as a wall-clock epoch, for epoch-ms reset hints
+IN_FLIGHT_402 = "402/in_flight"  # the tag the runner's classifier gives a 402 in-flight budget (protocol/answers.py)
 
 
 class FakeClock:
@@ -278,7 +279,7 @@ class _Simulation:
         if srv.refuse_402 and rng.random() < srv.refuse_402:
             c.sends.append((t, False, True))
             self.push(now + srv.reject_latency, "reply",
-                      (c, "rate", srv.reject_latency, 1.0, n + 1, first_t, k, None, failed))
+                      (c, "rate", srv.reject_latency, 1.0, n + 1, first_t, k, None, failed, IN_FLIGHT_402))
             return
         for cap in srv.caps:
             wait_cap = cap.check(t)
@@ -286,7 +287,8 @@ class _Simulation:
                 c.sends.append((t, False, True))
                 ra = retry_hint(cap.headers(wait_cap, t, rng), EPOCH + t)
                 self.push(now + srv.reject_latency, "reply",
-                          (c, "rate", srv.reject_latency, ra, n + 1, first_t, k, None, failed))
+                          (c, "rate", srv.reject_latency, ra, n + 1, first_t, k, None, failed,
+                           IN_FLIGHT_402 if cap.status == 402 else "429"))
                 return
         for cap in srv.caps:
             cap.take()
@@ -298,17 +300,17 @@ class _Simulation:
         r = rng.random()
         kind = "failure" if r < srv.error_5xx + srv.error_200 else \
             "transport" if r < srv.error_5xx + srv.error_200 + srv.drop else "success"
-        self.push(now + lat, "reply", (c, kind, lat, None, n + 1, first_t, k, srv.caps, failed))
+        self.push(now + lat, "reply", (c, kind, lat, None, n + 1, first_t, k, srv.caps, failed, kind))
 
     def settle(self, reply: tuple, now: float) -> Client:
         """A reply reaches its client: the limiter hears it; a refusal or failure is retried or given up on."""
-        c, fb, lat, ra, n, first_t, k, caps, failed = reply
+        c, fb, lat, ra, n, first_t, k, caps, failed, tag = reply
         if caps is not None:  # admitted: it leaves the server
             c.server.in_flight -= 1
             for cap in caps:
                 if cap.kind == "inflight":
                     cap.in_flight -= 1
-        c.limiter.finish(fb, lat, "429" if fb == "rate" else fb, ra, k)
+        c.limiter.finish(fb, lat, tag, ra, k)
         if fb == "success":
             c.done += 1
             c.answered.append(now - lat - self.t0)

@@ -4,9 +4,9 @@ A cap refuses what goes over it at once, so the limiter runs loss-based control 
 CUBIC's probe and BBR's pacing. Sends are paced at a rate R, unpaced in slow start (the window doubles per round
 trip). A refusal while R is at or near its last ceiling (or in slow start, on a key) is the cap: R is cut to BETA x
 the lesser of R and what the server took over the last quarter of PROBE_SENDS sends (a round trip at least: a
-burst's tokens are not the rate). Under the ceiling (and in slow start alone) a refusal is noise (a random 402)
-unless more than NOISE of the sends since the cut were refused (a fallen cap); noise moves nothing, and a 402
-in-flight budget is never a rate (OpenRouter reserves a cost per request out: a count, not a pace). Two refusals
+burst's tokens are not the rate). Under the ceiling (and in slow start alone) refusals are a fallen cap once they
+are more than chance allows at the share of sends refused there lately (none seen: the first one); fewer are noise,
+which moves nothing; a 402 in-flight budget is never a rate (OpenRouter reserves a cost per request out). Two refusals
 above every in-flight level taken (the server's count: less those it had refused) are an in-flight cap: the window W
 becomes the others in flight, R is left alone, and a first reading is tested again after a round trip (one refusal
 at that level confirms it; one under it says a rate refused it, and W opens again). R climbs back to its ceiling in
@@ -41,8 +41,6 @@ class PacedLimiter(LimitHistory):
     REFUSED = 3  # this many refusals in a row with nothing taken between: a spent quota, not a rate
     BACKOFF_MAX_S = 4.0  # while refused, probes back off from 1/16 of this up to it: a window's boundary is missed
     #                      by at most this, and a minute's refusal costs about ten probes
-    NOISE = 0.05  # under the ceiling, refusals up to this share of the sends are noise (random 402s: 0-2%, and
-    #               a cap's refusals grow with R / C: 5% is R 5% past it)
     RETRY_BASE_S = 0.1  # a refused photo without Retry-After waits up to this x 2**attempts: the pacer keeps the rate
 
     def __init__(self, start: int, cap: int, clock: Callable[[], float] = time.perf_counter, key=None):
@@ -77,6 +75,7 @@ class PacedLimiter(LimitHistory):
         self._open_t, self._open_sends, self._open_refused = clock(), 0, 0  # since the last refusal ended
         self._rtt, self._first = 1.0, math.inf  # the latest answer's latency; the first send
         self._changed = -math.inf  # the last cut: refusals of requests sent before it show are old news
+        self._noise = 0.0  # the share of sends refused under the ceiling, over about 4 x PROBE_SENDS
 
     @property
     def limit(self) -> int:
@@ -171,6 +170,7 @@ class PacedLimiter(LimitHistory):
         if self.refused:
             self._probe_at, self._probe_sent = math.inf, now  # until this probe is answered, or not refused
         self._sends.append(now)
+        self._noise *= 1 - 1 / (4 * self.PROBE_SENDS)
         self._first = min(self._first, now)
         self._open_sends += 1
         if self.limit != self._recorded and not self.slow_start:  # the window's probe moved it: on the trace too
@@ -296,11 +296,12 @@ class PacedLimiter(LimitHistory):
         rate = self.rate(now)
         under = not math.isinf(rate) and rate < self._r_ceiling * (1 - (1 - self.BETA) / 8)  # (in slow start: a
         if under or self.slow_start and self._key is None:  # random 402 would end it; on a key, others' sends may)
+            self._noise += 1 / (4 * self.PROBE_SENDS)
             since = max(self._sends[0], self._changed)
             refused = sum(1 for t, _ in self._refusals if t >= since)
-            if refused < 2 or refused <= self.NOISE * sum(1 for t in self._sends if t >= since):
-                return  # noise, unless more than NOISE of the sends since the cut were: it moves nothing (the
-                #         ceiling brought down to the pace cut the pace again at every random 402)
+            expected = self._noise * sum(1 for t in self._sends if t >= since)  # by chance, at the noise seen
+            if refused <= expected + 2 * math.sqrt(expected):  # (two deviations: 1 in ~40 cuts for nothing)
+                return  # noise moves nothing (a ceiling brought down to the pace cut it again at every one)
         self._cut(now, min(rate, self.taken_rate(now, recent=True)), f"cut {tag}")  # a rate cap
 
     def _cut(self, now: float, ceiling: float, reason: str) -> None:
@@ -322,7 +323,7 @@ class PacedLimiter(LimitHistory):
         if self.limit != self._recorded:  # (slow start logs its doublings only)
             self._record(self.clock(), "at the end")
         rate, fin = self.rate(), lambda x: None if math.isinf(x) else round(x, 3)
-        names = ("BETA", "PROBE_SENDS", "PROBE_MAX_S", "HEADROOM", "REFUSED", "BACKOFF_MAX_S", "NOISE")
+        names = ("BETA", "PROBE_SENDS", "PROBE_MAX_S", "HEADROOM", "REFUSED", "BACKOFF_MAX_S")
         return {"policy": self.POLICY, "final_limit": self.limit, "peak_in_flight": self.peak_in_flight,
                 "throttles": self.throttles, "failures": self.failures, "transport_errors": self.transport_errors,
                 "cap_rate_per_s": fin(self._r_ceiling), "final_rate_per_s": fin(rate), "limit_trace": self.limit_trace,

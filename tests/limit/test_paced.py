@@ -84,17 +84,40 @@ def test_a_refusal_in_a_row_pauses_then_probes_one_at_a_time():
     assert lim.wait_time() == 0 and not lim.refused
 
 
-def test_random_refusals_under_the_ceiling_are_noise_and_a_cap_past_it_cuts():
-    lim, clock = make(8, 256)
-    lim._r_ceiling, lim._r_t, lim._r_k, lim.slow_start = 50.0, clock(), 2.0, False  # just cut: at 45/s, climbing
-    for i in range(50):  # one refused in 50, early in the cycle: noise (no cut; the ceiling stays)
-        clock.advance(lim.wait_time())
-        one(lim, clock, "rate" if i == 25 else "success", 0.001)
-        assert lim._r_ceiling == 50.0
-    assert not any(c.reason.startswith("cut") for c in lim.history)
-    clock.advance(3.0)  # past the ceiling now: one refusal is the cap
-    one(lim, clock, "rate", 0.001)
-    assert lim.history[-1].reason == "cut 429"
+def test_refusals_under_the_ceiling_are_a_fallen_cap_unless_they_come_as_noise_has():
+    # under the ceiling (climbing back after a cut), the first refusal of a quiet run is a fallen cap; where 2% of
+    # the sends have been refused there all along (a provider's random 429s), one more is noise and moves nothing;
+    # past the ceiling one refusal is the cap either way
+    for noisy in (False, True):
+        lim, clock = make(8, 256)
+        lim._r_ceiling, lim._r_t, lim._r_k, lim.slow_start = 50.0, clock(), 2.0, False  # just cut: 45/s, climbing
+        lim._noise = 0.02 if noisy else 0.0  # the share refused under the ceiling lately
+        for i in range(40):
+            clock.advance(lim.wait_time())
+            one(lim, clock, "rate" if i == 25 else "success", 0.001)
+        cut = any(c.reason.startswith("cut") for c in lim.history)
+        assert cut != noisy and (lim._r_ceiling == 50.0) == noisy, (noisy, lim._r_ceiling)
+        clock.advance(10.0)  # past the ceiling now: one refusal is the cap
+        one(lim, clock, "rate", 0.001)
+        assert lim.history[-1].reason == "cut 429"
+
+
+def test_a_provider_s_random_429s_do_not_bring_the_pace_down():
+    # 1-2% of sends refused at random with 429 (no cap behind them) against a 40/s bucket: learned as noise, the
+    # pace stays near the cap (without the noise they would each cut it: 21-33/s at 2%)
+    import hotdogbench_core.sim.capmodel as capmodel
+    for share, floor in ((0.01, 38.5), (0.02, 35.5)):
+        clock = FakeClock(0.0)
+        lim = PacedLimiter(8, 256, clock=clock)
+        cap = Cap("bucket", rate=40.0, burst=20.0, retry_after="fixed", retry_after_s=1.0)
+        c = Client(lim, Server([cap], latency=0.3, sigma=0.3, refuse_402=share), 2400, retry_budget_s=180.0)
+        tag, capmodel.IN_FLIGHT_402 = capmodel.IN_FLIGHT_402, "429"  # the model's random refusals as 429s
+        try:
+            simulate([c], clock, seed=6)
+        finally:
+            capmodel.IN_FLIGHT_402 = tag
+        ok = [t for t, admitted, _ in c.sends if admitted and 10 <= t < 50]
+        assert len(ok) / 40 >= floor, (share, len(ok) / 40)
 
 
 def test_a_402_in_flight_budget_is_never_taken_for_a_rate():
@@ -223,7 +246,9 @@ WORST = [
     ("large_ra", 30, 72, 2.5),  # 73.7%: a burst-1 bucket; 22% of refusals say wait 24 s
     ("large_ra", 62, 98, 8.5),  # 8.1%
     ("moving", 46, 81, 11.5),  # 83.2%, 10.7%: an oscillating cap (period 17 s, to 43%)
-    ("moving", 91, 82, 8.5),  # 84.4%: an oscillating cap
+    ("moving", 91, 90, 9.5),  # 92.3%, 9.2%: an oscillating cap (84.4%, 8.5% while any refusal under the ceiling
+    #                            took more than 5% of the sends since the cut to count)
+    ("moving", 21, 82, 9.5),  # 84.0%: a fall to 30% and back
     ("moving", 33, 86, 12),  # 11.8%
     ("step", 77, 88, 5),  # 90.3% (target met)
     ("latency", 25, 89, 5.5),  # 91.4%: 5.6/s at 3.6 s, latency up 51% per 100 in flight (target met)
@@ -238,7 +263,8 @@ WORST = [
     ("own", 10, 97, 6.5),  # 5.6%
     ("processes", 50, 90, 7),  # 91.9% (two processes: target 85, met)
     ("processes", 67, 98, 2),  # 100.0% (87.9% before)
-    ("processes", 32, 98, 9.5),  # 8.6% (target 10)
+    ("processes", 32, 98, 11.5),  # 11.1% (target 10; 8.6% while any refusal under the ceiling took more than 5%
+    #                               of the sends since the cut to count: two processes' refusals are each other's)
 ]
 
 
@@ -250,25 +276,26 @@ def test_each_familys_worst_draw(family, seed, util, throttled):
 
 
 def test_worst_shared_draws():
-    # one key-wide cap, one process (with the coordinator): the worst draws of the 100. Fairness: seeds 96 and 98
-    # (3 models on 125 and 191/s: the key's burst covered every model's first sends, so nothing said the cap was
-    # the key's and each model ran on its own: 0.47); seeds 69, 45, 38 were 0.27-0.40 before the key's limiter.
-    # Throttled: seed 60 (8 models on a 10 s window of 120: 64 sends at once, then 8 models probe the quota on
-    # their own), 18.1%; seed 50, 15.4% (21.7% before). Two processes (no coordinator): worst fairness 0.53
-    # (seed 76), worst throttled 10.2% (seed 97), worst utilization 91.9% (seed 50).
+    # one key-wide cap, one process (with the coordinator): the worst draws of the 100. Fairness: seed 96 (3 models
+    # on 125/s: the key's burst covered every model's first sends, so nothing said the cap was the key's and each
+    # model ran on its own: 0.44); seeds 69, 45, 38 were 0.27-0.40 before the key's limiter. Throttled: seed 9 and
+    # 60 (8 models on a 10 s window of 120-140: 64 sends at once, then 8 models probe the quota on their own),
+    # 18.2%; seed 50, 15.3% (21.7% before). Two processes (no coordinator): worst fairness 0.57 (seed 96; seed 76
+    # 0.53 -> 1.00 once a refusal under the ceiling counted against the noise seen, not 5% of the sends), worst
+    # utilization 91.7% (seed 50), worst throttled 11.1% (seed 32, in the list above).
     for seed in (69, 45, 38):
         r = run_family("shared", seed)
         assert r["fair"] >= 0.97 and r["util"] >= 97, r
     r = run_family("shared", 96)
-    assert r["fair"] >= 0.45 and r["util"] >= 97, r
+    assert r["fair"] >= 0.42 and r["util"] >= 97, r
     r = run_family("shared", 50)
     assert r["throttled"] <= 16.5 and r["util"] >= 92, r
-    r = run_family("shared", 60)
+    r = run_family("shared", 9)
     assert r["throttled"] <= 19 and r["util"] >= 97, r
     r = run_family("processes", 76)
-    assert r["fair"] >= 0.5 and r["util"] >= 95, r
-    r = run_family("processes", 97)
-    assert r["throttled"] <= 11 and r["util"] >= 95, r
+    assert r["fair"] >= 0.95 and r["util"] >= 97, r
+    r = run_family("processes", 96)
+    assert r["fair"] >= 0.55 and r["util"] >= 95, r
 
 
 def test_ahead_of_the_reference_and_aws_on_a_bucket():
@@ -281,8 +308,9 @@ def test_cap_halving_and_doubling_recovery():
         r = run_family("step", seed)
         assert r["down"] <= 3.0 and r["up"] <= 10.0, r
     assert run_family("step", 21)["up"] <= 9.0  # the worst doubling of the 100: 7.75 s (seed 42, 8.0 s before)
-    assert run_family("step", 77)["down"] <= 4.0  # the worst halving: 3.75 s (target 3)
-    assert run_family("step", 52)["down"] <= 3.0  # 2.25 s (the worst before: 3.5 s)
+    assert run_family("step", 77)["down"] <= 3.0  # 2.0 s (3.75 s before)
+    assert run_family("step", 52)["down"] <= 4.5  # the worst halving: 4.25 s (target 3; 2.25 s before: each cut of
+    #                                              the fall is to what the last 25 sends took, half of them before it)
 
 
 def test_fixed_window_refill_is_found_and_paced():

@@ -327,4 +327,5 @@ class PacedLimiter(LimitHistory):
         return {"policy": self.POLICY, "final_limit": self.limit, "peak_in_flight": self.peak_in_flight,
                 "throttles": self.throttles, "failures": self.failures, "transport_errors": self.transport_errors,
                 "cap_rate_per_s": fin(self._r_ceiling), "final_rate_per_s": fin(rate), "limit_trace": self.limit_trace,
-                "rate_trace": self.rate_trace, "settings": {k.lower(): getattr(self, k) for k in names}}
+                "rate_trace": self.rate_trace, "settings": {k.lower(): getattr(self, k) for k in names},
+                **({} if self._key is None else {"key_shared": self._key.shared})}

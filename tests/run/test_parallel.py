@@ -46,6 +46,27 @@ def test_two_models_in_parallel_match_a_sequential_run(table, tmp_path):
     assert par.stopped is None
 
 
+def test_models_on_a_key_wide_cap_share_it_evenly_over_http(tmp_path):
+    # three models at once behind one key-wide bucket (12/s, a burst of 4): the first model's first sends take the
+    # burst, the others' are refused whole, so the key's own limiter paces all three, an equal slice each; on caps
+    # of their own (caps_per="model", 12/s each) it does not
+    table = write_table(tmp_path / "photos.parquet", make_rows(n_per_cat=15))
+    ds = load_dataset(table)
+    models = MODELS + ["openai/gpt-6-astra"]
+    for caps_per in ("key", "model"):
+        cfg = SimConfig(seed=3, latency_s=0.05, rate_per_s=12.0, burst=4, caps_per=caps_per)
+        with Simulator(cfg, labels=labels_from_parquet(table)) as sim:
+            settings = RunSettings(api_key="sk-test", base_url=sim.base_url)
+            res = asyncio.run(run_models(models, ds, settings, out=tmp_path / "out", run_name=caps_per,
+                                         parallel=True))
+        shared = [s["concurrency"]["key_shared"] for s in res.summaries]
+        assert shared == [caps_per == "key"] * 3, shared
+        assert all(s["answered"] == 45 and s["errors"] == 0 for s in res.summaries)
+        walls = [s["wall_s"] for s in res.summaries]
+        if caps_per == "key":  # one cap split evenly: the models end together, at about 3 x 45 / 12 s
+            assert max(walls) <= 1.3 * min(walls) and max(walls) <= 2 * 3 * 45 / 12, walls
+
+
 def test_a_fatal_stop_in_parallel_stops_the_others(table, tmp_path):
     ds = load_dataset(table)
     with Simulator(SimConfig(seed=0, latency_s=0.005), labels=labels_from_parquet(table), api_key="sk-right") as sim:

@@ -108,6 +108,7 @@ def run_draw(family: str, seed: int, policy: str, scale: float, tmp: Path) -> di
     ds = load_dataset(path)
     models = MODELS[:k]
     t_done: dict[str, list[float]] = {m: [] for m in models}
+    keyed = None  # several models in one run: did they go through the key's limiter (summary.json's key_shared)?
     with SimProcess(cfg) as sim:
         t0 = time.time()
         if setup.processes:
@@ -128,8 +129,10 @@ def run_draw(family: str, seed: int, policy: str, scale: float, tmp: Path) -> di
             def on_event(e):
                 if type(e).__name__ == "PhotoDone":
                     t_done[e.model].append(time.time() - t0)
-            asyncio.run(run_models(models, ds, settings, out=tmp / f"out-{family}-{seed}-{policy}", run_name="r",
-                                   on_event=on_event, parallel=k > 1))
+            res = asyncio.run(run_models(models, ds, settings, out=tmp / f"out-{family}-{seed}-{policy}",
+                                         run_name="r", on_event=on_event, parallel=k > 1))
+            if k > 1:
+                keyed = sum(bool(s["concurrency"].get("key_shared")) for s in res.summaries)
         stats = sim.stats()
     arrivals = sorted((t, status) for v in stats["by_digest"].values() for t, status, _ in v)
     if not arrivals:
@@ -147,7 +150,8 @@ def run_draw(family: str, seed: int, policy: str, scale: float, tmp: Path) -> di
         xs = [sum(1 for t in v if t <= span) for v in t_done.values()]
         fair = sum(xs) ** 2 / (len(xs) * sum(x * x for x in xs)) if any(xs) else 1.0
     return {"family": family, "seed": seed, "policy": policy, "util": min(util, 100.0 * 1.5),
-            "throttled": 100 * refused / len(arrivals), "fair": fair, "params": d.describe()}
+            "throttled": 100 * refused / len(arrivals), "fair": fair, "params": d.describe(), "keyed": keyed,
+            "models": k}
 
 
 def main(argv=None) -> int:
@@ -168,6 +172,7 @@ def main(argv=None) -> int:
                 for r in rs:
                     print(f"  {fam:9s} {policy:9s} seed {r['seed']}: util {r['util']:5.1f}% throttled "
                           f"{r['throttled']:4.1f}%" + (f" fair {r['fair']:.2f}" if r["fair"] is not None else "")
+                          + (f" key's limiter {r['keyed']}/{r['models']}" if r.get("keyed") is not None else "")
                           + f"  ({r.get('params', '')})", flush=True)
                 us = [r["util"] for r in rs]
                 ts = [r["throttled"] for r in rs]

@@ -51,11 +51,14 @@ class KeyCoordinator:
         self.limiter.finish(kind, latency, tag, retry_after, sent.pop(0) if sent else None)
         if kind == "rate" and not self.shared and self.starved():
             self.shared = True
-            now = member.clock()
             for m in self.members:
-                m._record(now, "the key's cap: one sender, an equal slice each")
-            self.limiter.subscribe(lambda change: [m._record(member.clock(), f"key: {change.reason}")
-                                                   for m in self.members])
+                m._record(m.clock(), "the key's cap: one sender, an equal slice each")
+            self.limiter.subscribe(self._told)
+
+    def _told(self, change) -> None:
+        """The key's limiter changed: every member's history says so (with its own slice)."""
+        for m in self.members:
+            m._record(m.clock(), f"key: {change.reason}")
 
     def starved(self) -> bool:
         """A member was refused and took nothing, with nothing out, while another took (or has sends out)."""
@@ -75,11 +78,11 @@ class KeyCoordinator:
         spaced), then its slice of the pace. A member blocked by the others' sends looks again soon: no answer of
         its own may come to wake it."""
         self._asked[member] = now
-        key = self.limiter
-        again = min(0.5, max(0.01, key._rtt / 4))
-        if member.in_flight >= self.slice(member, now) and not key.refused:
+        lim = self.limiter
+        again = min(0.5, max(0.01, lim._rtt / 4))
+        if member.in_flight >= self.slice(member, now) and not lim.refused:
             return math.inf if member.in_flight else again
-        wait = key.wait_time(now)
+        wait = lim.wait_time(now)
         if wait > 0:
             return wait if member.in_flight and not math.isinf(wait) else min(wait, again)
         return max(0.0, self._next.get(member, now) - now)

@@ -282,7 +282,9 @@ class PacedLimiter(LimitHistory):
             if again or self._above >= 2:
                 self.slow_start, self._above = False, 0
                 self._window = self._w_ceiling = self._w_read = float(level - 1)
-                self._w_k = self.PROBE_SENDS / max(self.taken_rate(now), 1e-3)  # by sends: a probe costs a refusal
+                pace = 0.0 if math.isinf(self._r_ceiling) else self._r_ceiling  # by sends, a probe costs a refusal:
+                self._w_k = self.PROBE_SENDS / max(self.taken_rate(now), pace, 1e-3)  # the pace's, where the window
+                #  holds the sends back (a window misread under it would be probed once in minutes)
                 if not again:  # a first reading (a burst may have met a rate cap): tested again after a round trip
                     self._w_k = min(self._w_k, max(self._rtt, 1e-3))
                 self._w_t = now - self._w_k  # at the ceiling: measured, not cut

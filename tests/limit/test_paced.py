@@ -232,6 +232,11 @@ def run_family(family, seed, policy="adaptive"):
 WORST = [
     # family, seed, util >=, throttled <=
     ("bucket", 89, 74, 4),  # 76.0%: a 14/s bucket with a burst of 1, 8 sends at once; target 90
+    ("bucket", 136, 45, 6),  # 48.9% (32.2% while a misread window's probes were counted at its own 0.5/s): a 5.2/s
+    #                          bucket with a burst of 1 at 3.9 s, whose first burst reads as a window of 2 (seeds
+    #                          100-199 hold the worst first bursts; this is one)
+    ("noise", 101, 68, 4.5),  # 71.4% (47.1% so): 10.3/s, a window of 6 read from its first burst, then a random
+    #                           402 at the window's edge
     ("bucket", 69, 98, 9.5),  # 9.4%: 5.6/s, burst 55: slow start spends the burst, ~20 refusals; target 5
     ("window", 82, 89, 2),  # 90.6% (target met)
     ("window", 2, 91, 6),  # 92.9%

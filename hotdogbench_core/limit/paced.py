@@ -1,24 +1,19 @@
 """The default limiter: a paced rate and an in-flight window, each probed on CUBIC's curve, with a refusal pause.
 
-A cap refuses what goes over it at once, so the limiter runs loss-based control (AIMD: Chiu and Jain 1989) with
-CUBIC's probe and BBR's pacing. Sends are paced at a rate R, unpaced in slow start (the window doubles per round
-trip). A refusal while R is at or near its last ceiling (or in slow start, on a key) is the cap: R is cut to BETA x
-the lesser of R and what the server took over the last quarter of PROBE_SENDS sends (a round trip at least: a
-burst's tokens are not the rate). Under the ceiling (and in slow start alone) refusals are a fallen cap once they
-are more than chance allows at the share of sends refused there lately (none seen: the first one); fewer are noise,
-which moves nothing; a 402 in-flight budget is never a rate (OpenRouter reserves a cost per request out). Two refusals
-above every in-flight level taken (the server's count: less those it had refused) are an in-flight cap: the window W
-becomes the others in flight, R is left alone, and a first reading is tested again after a round trip (one refusal
-at that level confirms it; one under it says a rate refused it, and W opens again). R climbs back to its ceiling in
-k = PROBE_SENDS sends (at most PROBE_MAX_S seconds), then past it doubling every k/2; W adds 1, 2, 4, ... every k
-past its ceiling (a probe of W costs a refusal); both up to HEADROOM x what was taken. REFUSED refusals in a row
-are a spent quota, a fallen cap or a pause: one probe at a time, backing off up to BACKOFF_MAX_S (a server's hint
-brings one forward until a probe it timed is refused); when the refusal outlasted the open stretch before it (a
-window spent early), R becomes what the server took over that cycle, the cycle is k, and the next refusal's probes
-start at an eighth of this one's length (at most a quarter of BACKOFF_MAX_S). Refusals of sends from before a cut
-or a pause move nothing; failures and drops move nothing. On a key (limit/key.py), a model's first cut is at least
-an equal share of what the key took, and once the cap is known to be the key's, the key's own limiter decides for
-every model. Every change goes into a bounded history with its reason.
+A cap refuses what goes over it, so the limiter runs loss-based control (AIMD, Chiu and Jain 1989: what converges
+to a fair share of a shared cap) with CUBIC's probe and BBR's pacing. Sends are paced at a rate R; slow start
+doubles an unpaced window per round trip. A refusal near R's last ceiling is the cap: R is cut to BETA x the lesser
+of R and what the server took lately. Under the ceiling, refusals no more than chance allows at the share refused
+there lately are noise; a 402 in-flight budget is never a rate. Refusals above every in-flight level the server took
+are an in-flight cap: the window W is set under them (a first reading is retested after a round trip; a refusal
+under a reading says it was a rate's). R climbs back to its ceiling in PROBE_SENDS sends (at most PROBE_MAX_S),
+then past it, doubling; W likewise, one more, two, four...; both to at most HEADROOM x what was taken. REFUSED
+refusals in a row are a spent quota or a pause: one probe at a time, backing off to BACKOFF_MAX_S; a refusal that
+outlasted the open stretch before it was a quota spent early, and R becomes what the server took over that cycle.
+The server's Retry-After times the photo's retry (the runner), not the probes: a fixed one is often wrong. Refusals
+of sends from before a cut move nothing; failures and drops move nothing. On a key (limit/key.py) a model's first
+cut is at least an equal share of what the key took, and once the cap is seen to be the key's, the key's limiter
+decides for every model. Every change goes into a bounded history with its reason.
 """
 from __future__ import annotations
 
@@ -68,8 +63,6 @@ class PacedLimiter(LimitHistory):
         self._taken_before = math.inf
         self._probe_at, self._backoff, self._probe_sent = -math.inf, 0.0, None  # while refused: the next probe,
         #                                                                           and when the one out went
-        self._trust, self._hinted = True, 0.0  # the server's hints are trusted for the probes until one proves
-        #                                          wrong; the wait the last one set
         self._spent_s = 0.0  # how long the last spent quota's refusal lasted (0: the last refusal was no quota's)
         self._refusal_s = 0.0  # the slowest refusal of the latest run of them: a probe not refused in time passed
         self._open_t, self._open_sends, self._open_refused = clock(), 0, 0  # since the last refusal ended
@@ -177,8 +170,7 @@ class PacedLimiter(LimitHistory):
             self._record(now, "window probe")
         return self.in_flight
 
-    def finish(self, kind: Feedback, latency: float | None = None, tag: str = "", retry_after: float | None = None,
-               sent_in_flight: int | None = None) -> None:
+    def finish(self, kind: Feedback, latency: float | None = None, tag: str = "", sent_in_flight: int | None = None) -> None:
         """A request came back: `kind` is success, rate (429, 402 in-flight budget), failure or transport."""
         now = self.clock()
         level = self.in_flight if sent_in_flight is None else sent_in_flight
@@ -196,9 +188,9 @@ class PacedLimiter(LimitHistory):
         else:
             self.throttles += 1
             if not keyed:
-                self._refusal(now, sent_at, level, tag or "429", retry_after)
+                self._refusal(now, sent_at, level, tag or "429")
         if self._key is not None:
-            self._key.finished(self, kind, latency, tag, retry_after, sent_in_flight)
+            self._key.finished(self, kind, latency, tag, sent_in_flight)
 
     # -- the policy ---------------------------------------------------------------------------------------
     def _taken_one(self, now: float, sent_at: float, level: int) -> None:
@@ -228,18 +220,13 @@ class PacedLimiter(LimitHistory):
         one was a cap passed for a moment: its first refusal cut the pace already."""
         refill = (self._last_refusal + now) / 2  # the refill came between the last refused probe and this one
         cycle = (self._open_sends - self._open_refused) / max(refill - self._open_t, 1e-3)
-        spent = now - self._refused_since >= self._refused_since - self._open_t and \
-            self._open_sends - self._open_refused >= self.REFUSED  # refused longer than open, after a quota taken
-        if self.slow_start:
-            self.slow_start = False
-            self._w_ceiling, self._w_t = self._window, now - self.PROBE_MAX_S
+        spent = now - self._refused_since >= self._refused_since - self._open_t  # refused longer than open
+        self._leave_slow_start(now)
         self._spent_s = now - self._refused_since if spent else 0.0
         if spent:
             self._r_ceiling = min(self.rate(now), max(cycle, 1.0 / self.BACKOFF_MAX_S))
             self._r_k = max(self._k(self._r_ceiling), now - self._open_t)
             self._r_t = self._changed = now - self._r_k  # at the ceiling, not under it
-        elif self._key is not None and self._open_sends - self._open_refused < self.REFUSED:
-            self._cut(now, self._key.share(now), "cut: refused from the start, the key's share")  # (not a crawl)
         else:  # a cap passed for a moment: cut as for one refusal, to what was taken before the pause
             self._cut(now, min(self.rate(now), self._taken_before), "cut: refused in a row")
         self._in_row, self._probe_sent = 0, None
@@ -247,14 +234,14 @@ class PacedLimiter(LimitHistory):
         self._tat = now
         self._record(now, "taken again")
 
-    def _refusal(self, now: float, sent_at: float, level: int, tag: str, retry_after: float | None) -> None:
+    def _refusal(self, now: float, sent_at: float, level: int, tag: str) -> None:
         old = now - self.REFUSED * max(self._refusal_s, now - sent_at)  # sends older than this were not refused
         between = sum(1 for t in self._sends if self._refused_at < t < min(sent_at, old))  # taken, after the last
         #                                                                                       refused send
         self._refusals.append((sent_at, now))
         self._open_refused += sent_at >= self._open_t
         self._refused_at, self._last_refusal = max(self._refused_at, sent_at), now
-        if sent_at < self._changed + 1.0 / max(self.rate(now), 1e-3) and not self.refused:
+        if sent_at < self._changed and not self.refused:
             return  # sent before the last cut could show: it answered this one already
         self._in_row = self._in_row + 1 if not between or self.refused else 1  # in a row: of sends in a row
         if self._in_row == 1:
@@ -266,12 +253,7 @@ class PacedLimiter(LimitHistory):
                 # after a quota's refusal of S s, the next one's probes start at S/8: three doublings reach S
                 first_s = min(self.BACKOFF_MAX_S / 4, max(self.BACKOFF_MAX_S / 16, self._spent_s / 8))
                 self._backoff = first_s if first else min(self.BACKOFF_MAX_S, self._backoff * 2)
-            counted = retry_after is not None and retry_after < self._hinted / 2  # (a probe a hair early)
-            self._trust = first or self._trust and (not self._hinted or counted)  # a hint that does not count
-            wait = self._backoff if retry_after is None or not self._trust else \
-                min(self._backoff, max(retry_after, 1e-3))  # down, once its probe was refused: not again
-            self._hinted = wait if wait < self._backoff else 0.0  # (a server's hint may only bring a probe forward)
-            self._probe_at, self._probe_sent = now + wait, None
+            self._probe_at, self._probe_sent = now + self._backoff, None
             if first:
                 self._taken_before = self.taken_rate(now)
                 self._record(now, f"refused {tag}")
@@ -306,10 +288,13 @@ class PacedLimiter(LimitHistory):
                 return  # noise moves nothing (a ceiling brought down to the pace cut it again at every one)
         self._cut(now, min(rate, self.taken_rate(now, recent=True)), f"cut {tag}")  # a rate cap
 
-    def _cut(self, now: float, ceiling: float, reason: str) -> None:
+    def _leave_slow_start(self, now: float) -> None:
         if self.slow_start:  # the window stays where slow start left it, at its ceiling (not cut)
             self.slow_start = False
             self._w_ceiling, self._w_t = self._window, now - self.PROBE_MAX_S
+
+    def _cut(self, now: float, ceiling: float, reason: str) -> None:
+        self._leave_slow_start(now)
         if self._key is not None and math.isinf(self._r_ceiling):  # the first cut on a key: at least an equal
             ceiling = max(ceiling, self._key.share(now))  # share of what the key took (not a probe's crawl)
         self._r_ceiling, self._r_t = max(ceiling, 1.0 / self.BACKOFF_MAX_S), now  # (at least a probe's pace)
@@ -325,7 +310,7 @@ class PacedLimiter(LimitHistory):
         if self.limit != self._recorded:  # (slow start logs its doublings only)
             self._record(self.clock(), "at the end")
         rate, fin = self.rate(), lambda x: None if math.isinf(x) else round(x, 3)
-        names = ("BETA", "PROBE_SENDS", "PROBE_MAX_S", "HEADROOM", "REFUSED", "BACKOFF_MAX_S")
+        names = [k for k in vars(PacedLimiter) if k.isupper() and k not in ("POLICY", "RETRY_BASE_S", "HISTORY")]
         return {"policy": self.POLICY, "final_limit": self.limit, "peak_in_flight": self.peak_in_flight,
                 "throttles": self.throttles, "failures": self.failures, "transport_errors": self.transport_errors,
                 "cap_rate_per_s": fin(self._r_ceiling), "final_rate_per_s": fin(rate), "limit_trace": self.limit_trace,

@@ -22,10 +22,10 @@ def make(start=8, cap=256):
     return PacedLimiter(start, cap, clock=clock), clock
 
 
-def one(lim, clock, kind="success", latency=0.2, retry_after=None):
+def one(lim, clock, kind="success", latency=0.2):
     k = lim.start()
     clock.advance(latency)
-    lim.finish(kind, latency, "429" if kind == "rate" else kind, retry_after, k)
+    lim.finish(kind, latency, "429" if kind == "rate" else kind, k)
     return k
 
 
@@ -54,18 +54,18 @@ def test_failures_and_dropped_connections_move_nothing():
 
 
 def test_a_retry_after_does_not_stall_other_sends():
-    # The photo that got it waits all of it (the runner's job, checked in the model tests below); the gate does
-    # not pause the others, whatever its value.
-    waits = []
-    for ras in ((0.3, 30.0), (None, None)):
-        lim, clock = make(8, 256)
-        for _ in range(20):
-            one(lim, clock)
-        for ra in ras:
-            one(lim, clock, "rate", 0.001, ra)
-            assert lim.wait_time() <= 1.0  # the pacer's interval, not the Retry-After
-        waits.append(lim.wait_time())
-    assert waits[0] == waits[1]  # the same with or without the Retry-After
+    # The photo that got it waits all of it (test_a_retry_after_is_waited_in_full); the limiter does not hear it
+    # (a fixed one is often wrong), so the other photos go on at the pace, whatever its value.
+    gaps = {}
+    for mode in ("none", "large", "fixed"):
+        clock = FakeClock(0.0)
+        cap = Cap("bucket", rate=20, burst=5, retry_after=mode, retry_after_s=30.0, large_share=0.2)
+        c = Client(PacedLimiter(8, 256, clock=clock), Server([cap], latency=0.2), 600)
+        simulate([c], clock, seed=3)
+        first = sorted(t for t, _, _ in c.sends)[:500]  # (the last photos may only be retries, waiting out 30 s)
+        gaps[mode] = max(b - a for a, b in zip(first, first[1:]))
+        assert c.early_retries == 0
+    assert max(gaps.values()) <= 1.0, gaps
 
 
 def test_a_refusal_in_a_row_pauses_then_probes_one_at_a_time():
@@ -130,9 +130,9 @@ def test_a_402_in_flight_budget_is_never_taken_for_a_rate():
         one(lim, clock, "success", 0.001)
     rate = lim.rate()
     k = lim.start()
-    lim.finish("rate", 0.001, "402/in_flight", 1.0, k)
+    lim.finish("rate", 0.001, "402/in_flight", k)
     assert not any(c.reason.startswith("cut") for c in lim.history) and lim.rate() >= rate
-    lim.finish("rate", 0.001, "429", 1.0, lim.start())
+    lim.finish("rate", 0.001, "429", lim.start())
     assert lim.history[-1].reason == "cut 429"
     # the issue's case: 1-2% of answers a 402 in-flight budget against a 40/s cap whose 429s say Retry-After: 1
     clock = FakeClock(0.0)
@@ -157,7 +157,7 @@ def test_refusals_in_a_row_are_of_sends_in_a_row():
         for _ in range(10):  # ten sends out, the last refused at once: the others still in flight
             ks.append(lim.start())
             clock.advance(0.001)
-        lim.finish("rate", 0.001, "429", None, ks[-1])
+        lim.finish("rate", 0.001, "429", ks[-1])
     assert not lim.refused
 
 
@@ -178,27 +178,12 @@ def test_a_first_in_flight_reading_takes_two_refusals_and_is_tested_again():
     ks = [lim.start() for _ in range(8)]
     clock.advance(0.2)
     for k in ks[:6]:
-        lim.finish("success", 0.2, "", None, k)
-    lim.finish("rate", 0.001, "429", None, ks[7])  # one refusal above every level taken: noise, or a cap
+        lim.finish("success", 0.2, "", k)
+    lim.finish("rate", 0.001, "429", ks[7])  # one refusal above every level taken: noise, or a cap
     assert lim.slow_start
-    lim.finish("rate", 0.001, "429", None, ks[6])  # two: a first reading ...
+    lim.finish("rate", 0.001, "429", ks[6])  # two: a first reading ...
     assert not lim.slow_start and lim._w_ceiling == 6
     assert lim._w_k <= 0.2 + 1e-9  # ... tested again after a round trip
-
-
-def test_a_hint_whose_probe_was_refused_brings_no_probe_forward_again():
-    lim, clock = make(8, 256)
-    for _ in range(20):
-        one(lim, clock)
-    for _ in range(lim.REFUSED):
-        clock.advance(min(lim.wait_time(), 1.0))
-        one(lim, clock, "rate", 0.001, 0.05)  # a fixed small Retry-After, whatever the real wait
-    assert lim.wait_time() == pytest.approx(0.05, abs=0.002)  # trusted first
-    clock.advance(lim.wait_time())
-    one(lim, clock, "rate", 0.001, 0.05)  # its probe refused: the hint was wrong
-    clock.advance(0.001)
-    one(lim, clock, "rate", 0.001, 0.05) if lim.wait_time() == 0 else None
-    assert lim.wait_time() > 0.05 + 0.01
 
 
 def test_history_is_bounded_observed_and_reported():
@@ -231,14 +216,15 @@ def run_family(family, seed, policy="adaptive"):
 # comment with the reason.
 WORST = [
     # family, seed, util >=, throttled <=
-    ("bucket", 89, 74, 4),  # 76.0%: a 14/s bucket with a burst of 1, 8 sends at once; target 90
-    ("bucket", 136, 45, 6),  # 48.9% (32.2% while a misread window's probes were counted at its own 0.5/s): a 5.2/s
-    #                          bucket with a burst of 1 at 3.9 s, whose first burst reads as a window of 2 (seeds
-    #                          100-199 hold the worst first bursts; this is one)
+    ("bucket", 89, 72, 4),  # 74.2% (76.0% while a spent quota needed REFUSED sends taken first): a 14/s bucket
+    #                         with a burst of 1, 8 sends at once; target 90
+    ("bucket", 136, 70, 6),  # 73.5% (48.9% while a spent quota needed REFUSED sends taken first; 32.2% while a
+    #                          misread window's probes were counted at its own 0.5/s): a 5.2/s bucket with a burst
+    #                          of 1 at 3.9 s, whose first burst reads as a window of 2 (from seeds 100-199)
     ("noise", 101, 68, 4.5),  # 71.4% (47.1% so): 10.3/s, a window of 6 read from its first burst, then a random
     #                           402 at the window's edge
     ("bucket", 69, 98, 9.5),  # 9.4%: 5.6/s, burst 55: slow start spends the burst, ~20 refusals; target 5
-    ("window", 82, 89, 2),  # 90.6% (target met)
+    ("window", 82, 96, 2),  # 99.7% (90.6% while Retry-After timed the pause's probes)
     ("window", 2, 91, 6),  # 92.9%
     ("window", 42, 99, 9),  # 8.4%: 57 per 10 s at 5.7/s: each probe past the quota is a stretch of refused probes
     ("hints", 82, 90, 6),  # 91.1% (target met; 93.9% before a quota's refusal set the next one's first probe:
@@ -248,9 +234,10 @@ WORST = [
     ("inflight", 21, 95, 7.5),  # 97.6%, 6.2%: an in-flight cap of 5 at 1.7 s: each window probe is 1 refusal in ~20
     ("both", 26, 76, 4.5),  # 78.8%: a 10.9/s bucket with a burst of 1 and an in-flight cap of 41 at 4 s latency
     ("both", 15, 95, 10),  # 9.1%: 2.2/s and 10 in flight: 1 refusal per probe is 1 in ~12
-    ("large_ra", 30, 72, 2.5),  # 73.7%: a burst-1 bucket; 22% of refusals say wait 24 s
+    ("large_ra", 30, 82, 2.5),  # 84.9% (73.7% while a spent quota needed REFUSED sends taken first): a burst-1
+    #                             bucket; 22% of refusals say wait 24 s
     ("large_ra", 62, 98, 8.5),  # 8.1%
-    ("moving", 46, 81, 11.5),  # 83.2%, 10.7%: an oscillating cap (period 17 s, to 43%)
+    ("moving", 46, 92, 11.5),  # 95.1%, 10.4%: an oscillating cap (period 17 s, to 43%)
     ("moving", 91, 90, 9.5),  # 92.3%, 9.2%: an oscillating cap (84.4%, 8.5% while any refusal under the ceiling
     #                            took more than 5% of the sends since the cut to count)
     ("moving", 21, 82, 9.5),  # 84.0%: a fall to 30% and back
@@ -264,7 +251,7 @@ WORST = [
     ("noise", 47, 91, 3.5),  # 92.5%, 3.4% (from 77.8%, 2.3%: slow start no longer ends at one random 402)
     ("noise", 17, 96, 9.5),  # 9.2%: 6/s, 1.9% random 402s (refusals, though no longer cuts) and a fixed
     #                           Retry-After; 8.5% while 402s cut the pace (a lower pace, as many 402s per send)
-    ("own", 89, 85, 3),  # 87.1%: the worst model of 8 behind caps of their own
+    ("own", 89, 85, 3),  # 90.3%: the worst model of 8 behind caps of their own
     ("own", 10, 97, 6.5),  # 5.6%
     ("processes", 50, 90, 7),  # 91.9% (two processes: target 85, met)
     ("processes", 67, 98, 2),  # 100.0% (87.9% before)
@@ -396,7 +383,7 @@ def test_on_a_key_the_first_cut_is_at_least_an_equal_share():
     for lim in (small, alone):
         one(lim, clock, latency=0.05)
         for _ in range(1 if lim is small else 2):  # (alone, a lone refusal in slow start is noise)
-            lim.finish("rate", 0.001, "429", None, lim.start())
+            lim.finish("rate", 0.001, "429", lim.start())
     share = key.share(clock())
     assert 30 <= share <= 60  # (about 100/s over two models)
     assert small._r_ceiling >= share * 0.95 and alone._r_ceiling < share / 2, (small._r_ceiling, alone._r_ceiling)
@@ -418,15 +405,15 @@ def test_the_key_s_cap_is_found_when_a_member_took_nothing_while_another_took():
         one(small, clock, "rate", latency=0.001)
         assert key.shared == other_took and key.starved() == other_took
         if other_took:
-            big.finish("success", 0.2, "", None, k)
+            big.finish("success", 0.2, "", k)
             assert any("the key's cap" in c.reason for c in small.history)
             assert small.wait_time() == key.wait_time(small, clock())  # the key's gate
     key, clock, (a, b) = _keyed()
     for lim in (a, b):  # each took some of its first sends, and was refused some: caps of their own
         ks = [lim.start() for _ in range(8)]
-        lim.finish("success", 0.1, "", None, ks[0])
+        lim.finish("success", 0.1, "", ks[0])
         for k in ks[1:]:
-            lim.finish("rate", 0.001, "429", None, k)
+            lim.finish("rate", 0.001, "429", k)
     assert not key.shared
 
 
@@ -436,14 +423,14 @@ def test_on_the_key_s_cap_each_member_sends_an_equal_slice_and_none_waits_foreve
     one(members[2], clock, "rate", latency=0.001)  # refused with the others' sends out: the key's cap
     assert key.shared
     for m, k in zip(members, held):
-        m.finish("success", 0.1, "", None, k)
+        m.finish("success", 0.1, "", k)
     key.limiter._cut(clock(), 30.0, "cut 429")  # the key is paced now (at 27/s, climbing back to 30/s)
     sent = {id(m): 0 for m in members}
     for _ in range(3000):  # 3 s: whoever may send, sends (answered at once: the pace is what is tested)
         for m in members:
             if m.wait_time() == 0:
                 sent[id(m)] += 1
-                m.finish("success", 0.0005, "", None, m.start())
+                m.finish("success", 0.0005, "", m.start())
         clock.advance(0.001)
     counts = sorted(sent.values())
     assert 70 <= sum(counts) <= 95 and counts[0] >= 0.9 * counts[-1], counts  # the key's pace, in equal slices
@@ -461,7 +448,7 @@ def test_a_member_that_stops_asking_leaves_its_slice():
     key, clock, members = _keyed(2)
     k = members[0].start()
     one(members[1], clock, "rate", latency=0.001)
-    members[0].finish("success", 0.1, "", None, k)
+    members[0].finish("success", 0.1, "", k)
     for m in members:
         m.wait_time()
     assert key.active(clock()) == 2

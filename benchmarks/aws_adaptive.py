@@ -76,7 +76,7 @@ class AwsAdaptiveLimiter(LimitHistory):
         self.in_flight += 1
         return self.in_flight
 
-    def finish(self, kind, latency=None, tag="", sent_in_flight=None) -> None:
+    def finish(self, kind, latency=None, tag="", retry_after=None, sent_in_flight=None) -> None:
         self.in_flight -= 1
         self.throttles += kind == "rate"
         self.transport_errors += kind == "transport"

@@ -3,7 +3,7 @@
 Every policy is synchronous and driven by a clock (tests and benchmarks pass a fake one), and implements `Limiter`:
 the runner asks `wait_time(now)` (0: go now, inf: wait for an answer, else seconds), calls `start(now)` when it
 sends (the number in flight, itself included, comes back and is handed to `finish` as `sent_in_flight`), and
-`finish(kind, latency, tag, sent_in_flight)` when the answer is in (kind: "success", "rate",
+`finish(kind, latency, tag, retry_after, sent_in_flight)` when the answer is in (kind: "success", "rate",
 "failure" or "transport"). Limit changes go into a bounded history with reasons and to observers.
 """
 from __future__ import annotations
@@ -29,7 +29,7 @@ class Limiter(Protocol):
 
     def start(self, now: float | None = None) -> int: ...
 
-    def finish(self, kind: Feedback, latency: float | None = None, tag: str = "",
+    def finish(self, kind: Feedback, latency: float | None = None, tag: str = "", retry_after: float | None = None,
                sent_in_flight: int | None = None) -> None: ...
 
     def stats(self) -> dict: ...

@@ -130,8 +130,9 @@ class AIMDLimiter(LimitHistory):
         self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
         return self.in_flight
 
-    def finish(self, kind: Feedback, latency: float | None = None, tag: str = "", sent_in_flight: int | None = None) -> None:
-        """A request came back (sent_in_flight is ignored, as the reference did)."""
+    def finish(self, kind: Feedback, latency: float | None = None, tag: str = "", retry_after: float | None = None,
+               sent_in_flight: int | None = None) -> None:
+        """A request came back (retry_after and sent_in_flight are ignored, as the reference did)."""
         self.in_flight -= 1
         self.feedback(kind, latency, tag)
 

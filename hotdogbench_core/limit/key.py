@@ -43,12 +43,12 @@ class KeyCoordinator:
             self._next[member] = max(self._next.get(member, now), now) + \
                 (0.0 if math.isinf(rate) else self.active(now) / rate)
 
-    def finished(self, member, kind, latency, tag, level) -> None:
+    def finished(self, member, kind, latency, tag, retry_after, level) -> None:
         """After the member heard the answer (its in-flight count is down)."""
         if self.limiter is None:
             return
         sent = self._levels.get((member, level))
-        self.limiter.finish(kind, latency, tag, sent.pop(0) if sent else None)
+        self.limiter.finish(kind, latency, tag, retry_after, sent.pop(0) if sent else None)
         if kind == "rate" and not self.shared and self.starved():
             self.shared = True
             for m in self.members:

@@ -1,19 +1,19 @@
 """The default limiter: a paced rate and an in-flight window, each probed on CUBIC's curve, with a refusal pause.
 
-A cap refuses what goes over it, so the limiter runs loss-based control (AIMD, Chiu and Jain 1989: what converges
-to a fair share of a shared cap) with CUBIC's probe and BBR's pacing. Sends are paced at a rate R; slow start
-doubles an unpaced window per round trip. A refusal near R's last ceiling is the cap: R is cut to BETA x the lesser
-of R and what the server took lately. Under the ceiling, refusals no more than chance allows at the share refused
-there lately are noise; a 402 in-flight budget is never a rate. Refusals above every in-flight level the server took
-are an in-flight cap: the window W is set under them (a first reading is retested after a round trip; a refusal
-under a reading says it was a rate's). R climbs back to its ceiling in PROBE_SENDS sends (at most PROBE_MAX_S),
-then past it, doubling; W likewise, one more, two, four...; both to at most HEADROOM x what was taken. REFUSED
-refusals in a row are a spent quota or a pause: one probe at a time, backing off to BACKOFF_MAX_S; a refusal that
-outlasted the open stretch before it was a quota spent early, and R becomes what the server took over that cycle.
-The server's Retry-After times the photo's retry (the runner), not the probes: a fixed one is often wrong. Refusals
-of sends from before a cut move nothing; failures and drops move nothing. On a key (limit/key.py) a model's first
-cut is at least an equal share of what the key took, and once the cap is seen to be the key's, the key's limiter
-decides for every model. Every change goes into a bounded history with its reason.
+A cap refuses what goes over it, so the limiter runs loss-based control (AIMD, Chiu and Jain 1989: what converges to
+a fair share of a shared cap) with CUBIC's probe and BBR's pacing. Sends are paced at a rate R; slow start doubles
+an unpaced window per round trip. A refusal near R's last ceiling is the cap: R is cut to BETA x the lesser of R and
+what the server took lately. Under the ceiling, refusals no more than chance allows at the share refused there
+lately are noise; a 402 in-flight budget is never a rate. Refusals above every in-flight level the server took are
+an in-flight cap: the window W is set under them (a first reading is retested after a round trip; a refusal under a
+reading says it was a rate's). R climbs back to its ceiling in PROBE_SENDS sends (at most PROBE_MAX_S), then past
+it, doubling; W likewise, one more, two, four...; both to at most HEADROOM x what was taken. REFUSED refusals in a
+row are a spent quota or a pause: one probe at a time, backing off to BACKOFF_MAX_S; a refusal that outlasted the
+open stretch before it was a quota spent early, and R becomes what the server took over that cycle. A server's
+Retry-After (or reset hint) may bring a probe forward, until a probe it timed is refused (a fixed one is often
+wrong): then never again. Refusals of sends from before a cut move nothing; failures and drops move nothing. On a
+key (limit/key.py) a model's first cut is at least an equal share of what the key took, and once the cap is seen to
+be the key's, the key's limiter decides for every model. Every change goes into a bounded history with its reason.
 """
 from __future__ import annotations
 
@@ -63,6 +63,8 @@ class PacedLimiter(LimitHistory):
         self._taken_before = math.inf
         self._probe_at, self._backoff, self._probe_sent = -math.inf, 0.0, None  # while refused: the next probe,
         #                                                                           and when the one out went
+        self._trust, self._hinted = True, 0.0  # the server's hints time probes until one proves wrong (then never
+        #                                          again); the wait the last one set
         self._spent_s = 0.0  # how long the last spent quota's refusal lasted (0: the last refusal was no quota's)
         self._refusal_s = 0.0  # the slowest refusal of the latest run of them: a probe not refused in time passed
         self._open_t, self._open_sends, self._open_refused = clock(), 0, 0  # since the last refusal ended
@@ -170,7 +172,8 @@ class PacedLimiter(LimitHistory):
             self._record(now, "window probe")
         return self.in_flight
 
-    def finish(self, kind: Feedback, latency: float | None = None, tag: str = "", sent_in_flight: int | None = None) -> None:
+    def finish(self, kind: Feedback, latency: float | None = None, tag: str = "", retry_after: float | None = None,
+               sent_in_flight: int | None = None) -> None:
         """A request came back: `kind` is success, rate (429, 402 in-flight budget), failure or transport."""
         now = self.clock()
         level = self.in_flight if sent_in_flight is None else sent_in_flight
@@ -188,9 +191,9 @@ class PacedLimiter(LimitHistory):
         else:
             self.throttles += 1
             if not keyed:
-                self._refusal(now, sent_at, level, tag or "429")
+                self._refusal(now, sent_at, level, tag or "429", retry_after)
         if self._key is not None:
-            self._key.finished(self, kind, latency, tag, sent_in_flight)
+            self._key.finished(self, kind, latency, tag, retry_after, sent_in_flight)
 
     # -- the policy ---------------------------------------------------------------------------------------
     def _taken_one(self, now: float, sent_at: float, level: int) -> None:
@@ -234,7 +237,7 @@ class PacedLimiter(LimitHistory):
         self._tat = now
         self._record(now, "taken again")
 
-    def _refusal(self, now: float, sent_at: float, level: int, tag: str) -> None:
+    def _refusal(self, now: float, sent_at: float, level: int, tag: str, retry_after: float | None) -> None:
         old = now - self.REFUSED * max(self._refusal_s, now - sent_at)  # sends older than this were not refused
         between = sum(1 for t in self._sends if self._refused_at < t < min(sent_at, old))  # taken, after the last
         #                                                                                       refused send
@@ -253,7 +256,12 @@ class PacedLimiter(LimitHistory):
                 # after a quota's refusal of S s, the next one's probes start at S/8: three doublings reach S
                 first_s = min(self.BACKOFF_MAX_S / 4, max(self.BACKOFF_MAX_S / 16, self._spent_s / 8))
                 self._backoff = first_s if first else min(self.BACKOFF_MAX_S, self._backoff * 2)
-            self._probe_at, self._probe_sent = now + self._backoff, None
+            counted = retry_after is not None and retry_after < self._hinted / 2  # it counts down: the probe it
+            self._trust = self._trust and (first or not self._hinted or counted)  # timed was a hair early
+            hint = self._backoff if retry_after is None else max(retry_after, 1e-3)
+            wait = min(self._backoff, hint) if self._trust else self._backoff
+            self._hinted = wait if wait < self._backoff else 0.0  # (a server's hint may only bring a probe forward)
+            self._probe_at, self._probe_sent = now + wait, None
             if first:
                 self._taken_before = self.taken_rate(now)
                 self._record(now, f"refused {tag}")

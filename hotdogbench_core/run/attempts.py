@@ -132,7 +132,7 @@ class Attempts:
             self.fatal_hint = give_up[1]
             self.stop(give_up[0], scope="model")
         if isinstance(outcome, Retry):
-            self.limiter.finish(outcome.signal, latency, outcome.tag, sent)
+            self.limiter.finish(outcome.signal, latency, outcome.tag, outcome.retry_after, sent)
             self._retry_later(item, outcome, latency)
         elif isinstance(outcome, Fatal):
             self.limiter.finish("transport", latency, sent_in_flight=sent)

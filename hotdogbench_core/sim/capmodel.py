@@ -310,7 +310,7 @@ class _Simulation:
             for cap in caps:
                 if cap.kind == "inflight":
                     cap.in_flight -= 1
-        c.limiter.finish(fb, lat, tag, k)
+        c.limiter.finish(fb, lat, tag, ra, k)
         if fb == "success":
             c.done += 1
             c.answered.append(now - lat - self.t0)

@@ -22,10 +22,10 @@ def make(start=8, cap=256):
     return PacedLimiter(start, cap, clock=clock), clock
 
 
-def one(lim, clock, kind="success", latency=0.2):
+def one(lim, clock, kind="success", latency=0.2, retry_after=None):
     k = lim.start()
     clock.advance(latency)
-    lim.finish(kind, latency, "429" if kind == "rate" else kind, k)
+    lim.finish(kind, latency, "429" if kind == "rate" else kind, retry_after, k)
     return k
 
 
@@ -130,9 +130,9 @@ def test_a_402_in_flight_budget_is_never_taken_for_a_rate():
         one(lim, clock, "success", 0.001)
     rate = lim.rate()
     k = lim.start()
-    lim.finish("rate", 0.001, "402/in_flight", k)
+    lim.finish("rate", 0.001, "402/in_flight", 1.0, k)
     assert not any(c.reason.startswith("cut") for c in lim.history) and lim.rate() >= rate
-    lim.finish("rate", 0.001, "429", lim.start())
+    lim.finish("rate", 0.001, "429", 1.0, lim.start())
     assert lim.history[-1].reason == "cut 429"
     # the issue's case: 1-2% of answers a 402 in-flight budget against a 40/s cap whose 429s say Retry-After: 1
     clock = FakeClock(0.0)
@@ -157,7 +157,7 @@ def test_refusals_in_a_row_are_of_sends_in_a_row():
         for _ in range(10):  # ten sends out, the last refused at once: the others still in flight
             ks.append(lim.start())
             clock.advance(0.001)
-        lim.finish("rate", 0.001, "429", ks[-1])
+        lim.finish("rate", 0.001, "429", None, ks[-1])
     assert not lim.refused
 
 
@@ -178,12 +178,32 @@ def test_a_first_in_flight_reading_takes_two_refusals_and_is_tested_again():
     ks = [lim.start() for _ in range(8)]
     clock.advance(0.2)
     for k in ks[:6]:
-        lim.finish("success", 0.2, "", k)
-    lim.finish("rate", 0.001, "429", ks[7])  # one refusal above every level taken: noise, or a cap
+        lim.finish("success", 0.2, "", None, k)
+    lim.finish("rate", 0.001, "429", None, ks[7])  # one refusal above every level taken: noise, or a cap
     assert lim.slow_start
-    lim.finish("rate", 0.001, "429", ks[6])  # two: a first reading ...
+    lim.finish("rate", 0.001, "429", None, ks[6])  # two: a first reading ...
     assert not lim.slow_start and lim._w_ceiling == 6
     assert lim._w_k <= 0.2 + 1e-9  # ... tested again after a round trip
+
+
+def test_a_hint_brings_a_probe_forward_until_one_it_timed_is_refused():
+    lim, clock = make(8, 256)
+    for _ in range(20):
+        one(lim, clock)
+    for _ in range(lim.REFUSED):
+        clock.advance(min(lim.wait_time(), 1.0))
+        one(lim, clock, "rate", 0.001, 0.05)  # a fixed small Retry-After, whatever the real wait
+    assert lim.wait_time() == pytest.approx(0.05, abs=0.002)  # trusted first: an exact reset hint finds the refill
+    clock.advance(lim.wait_time())
+    one(lim, clock, "rate", 0.001, 0.05)  # its probe refused, and the hint does not count down: it was wrong
+    assert lim.wait_time() > 0.05 + 0.01
+    for _ in range(3):  # taken again, then a new pause: the hint is not trusted again
+        clock.advance(lim.wait_time())
+        one(lim, clock)
+    for _ in range(lim.REFUSED):
+        clock.advance(lim.wait_time())
+        one(lim, clock, "rate", 0.001, 0.05)
+    assert lim.refused and lim.wait_time() > 0.05 + 0.01
 
 
 def test_history_is_bounded_observed_and_reported():
@@ -224,7 +244,8 @@ WORST = [
     ("noise", 101, 68, 4.5),  # 71.4% (47.1% so): 10.3/s, a window of 6 read from its first burst, then a random
     #                           402 at the window's edge
     ("bucket", 69, 98, 9.5),  # 9.4%: 5.6/s, burst 55: slow start spends the burst, ~20 refusals; target 5
-    ("window", 82, 96, 2),  # 99.7% (90.6% while Retry-After timed the pause's probes)
+    ("window", 82, 89, 2),  # 90.6% (99.7% with Retry-After ignored for the probes; fixed, 1.4 s: trusted once)
+    ("shared", 31, 97, 4.5),  # 100%: 5 models on a 10 s window with an exact Retry-After (87.3% with it ignored)
     ("window", 2, 91, 6),  # 92.9%
     ("window", 42, 99, 9),  # 8.4%: 57 per 10 s at 5.7/s: each probe past the quota is a stretch of refused probes
     ("hints", 82, 90, 6),  # 91.1% (target met; 93.9% before a quota's refusal set the next one's first probe:
@@ -383,7 +404,7 @@ def test_on_a_key_the_first_cut_is_at_least_an_equal_share():
     for lim in (small, alone):
         one(lim, clock, latency=0.05)
         for _ in range(1 if lim is small else 2):  # (alone, a lone refusal in slow start is noise)
-            lim.finish("rate", 0.001, "429", lim.start())
+            lim.finish("rate", 0.001, "429", None, lim.start())
     share = key.share(clock())
     assert 30 <= share <= 60  # (about 100/s over two models)
     assert small._r_ceiling >= share * 0.95 and alone._r_ceiling < share / 2, (small._r_ceiling, alone._r_ceiling)
@@ -405,15 +426,15 @@ def test_the_key_s_cap_is_found_when_a_member_took_nothing_while_another_took():
         one(small, clock, "rate", latency=0.001)
         assert key.shared == other_took and key.starved() == other_took
         if other_took:
-            big.finish("success", 0.2, "", k)
+            big.finish("success", 0.2, "", None, k)
             assert any("the key's cap" in c.reason for c in small.history)
             assert small.wait_time() == key.wait_time(small, clock())  # the key's gate
     key, clock, (a, b) = _keyed()
     for lim in (a, b):  # each took some of its first sends, and was refused some: caps of their own
         ks = [lim.start() for _ in range(8)]
-        lim.finish("success", 0.1, "", ks[0])
+        lim.finish("success", 0.1, "", None, ks[0])
         for k in ks[1:]:
-            lim.finish("rate", 0.001, "429", k)
+            lim.finish("rate", 0.001, "429", None, k)
     assert not key.shared
 
 
@@ -423,14 +444,14 @@ def test_on_the_key_s_cap_each_member_sends_an_equal_slice_and_none_waits_foreve
     one(members[2], clock, "rate", latency=0.001)  # refused with the others' sends out: the key's cap
     assert key.shared
     for m, k in zip(members, held):
-        m.finish("success", 0.1, "", k)
+        m.finish("success", 0.1, "", None, k)
     key.limiter._cut(clock(), 30.0, "cut 429")  # the key is paced now (at 27/s, climbing back to 30/s)
     sent = {id(m): 0 for m in members}
     for _ in range(3000):  # 3 s: whoever may send, sends (answered at once: the pace is what is tested)
         for m in members:
             if m.wait_time() == 0:
                 sent[id(m)] += 1
-                m.finish("success", 0.0005, "", m.start())
+                m.finish("success", 0.0005, "", None, m.start())
         clock.advance(0.001)
     counts = sorted(sent.values())
     assert 70 <= sum(counts) <= 95 and counts[0] >= 0.9 * counts[-1], counts  # the key's pace, in equal slices
@@ -448,7 +469,7 @@ def test_a_member_that_stops_asking_leaves_its_slice():
     key, clock, members = _keyed(2)
     k = members[0].start()
     one(members[1], clock, "rate", latency=0.001)
-    members[0].finish("success", 0.1, "", k)
+    members[0].finish("success", 0.1, "", None, k)
     for m in members:
         m.wait_time()
     assert key.active(clock()) == 2

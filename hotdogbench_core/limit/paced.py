@@ -318,7 +318,7 @@ class PacedLimiter(LimitHistory):
         if self.limit != self._recorded:  # (slow start logs its doublings only)
             self._record(self.clock(), "at the end")
         rate, fin = self.rate(), lambda x: None if math.isinf(x) else round(x, 3)
-        names = [k for k in vars(PacedLimiter) if k.isupper() and k not in ("POLICY", "RETRY_BASE_S", "HISTORY")]
+        names = [k for k in vars(PacedLimiter) if k.isupper() and k not in ("POLICY", "RETRY_BASE_S")]
         return {"policy": self.POLICY, "final_limit": self.limit, "peak_in_flight": self.peak_in_flight,
                 "throttles": self.throttles, "failures": self.failures, "transport_errors": self.transport_errors,
                 "cap_rate_per_s": fin(self._r_ceiling), "final_rate_per_s": fin(rate), "limit_trace": self.limit_trace,

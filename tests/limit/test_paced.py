@@ -54,8 +54,8 @@ def test_failures_and_dropped_connections_move_nothing():
 
 
 def test_a_retry_after_does_not_stall_other_sends():
-    # The photo that got it waits all of it (test_a_retry_after_is_waited_in_full); the limiter does not hear it
-    # (a fixed one is often wrong), so the other photos go on at the pace, whatever its value.
+    # The photo that got it waits all of it (test_a_retry_after_is_waited_in_full); for the limiter it may only
+    # bring a refusal's probe forward, so the other photos go on at the pace, whatever its value.
     gaps = {}
     for mode in ("none", "large", "fixed"):
         clock = FakeClock(0.0)

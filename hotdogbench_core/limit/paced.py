@@ -9,7 +9,8 @@ an in-flight cap: the window W is set under them (a first reading is retested af
 reading says it was a rate's). R climbs back to its ceiling in PROBE_SENDS sends (at most PROBE_MAX_S), then past
 it, doubling; W likewise, one more, two, four...; both to at most HEADROOM x what was taken. REFUSED refusals in a
 row are a spent quota or a pause: one probe at a time, backing off to BACKOFF_MAX_S; a refusal that outlasted the
-open stretch before it was a quota spent early, and R becomes what the server took over that cycle. A server's
+open stretch before it was a quota spent early, and R becomes what the server took over that cycle; within
+QUOTA_CYCLES of them from its refill, a first refusal is that quota spent again and pauses at once. A server's
 Retry-After (or reset hint) may bring a probe forward, until a probe it timed is refused (a fixed one is often
 wrong): then never again. Refusals of sends from before a cut move nothing; failures and drops move nothing. On a
 key (limit/key.py) a model's first cut is at least an equal share of what the key took, and once the cap is seen to
@@ -36,6 +37,8 @@ class PacedLimiter(LimitHistory):
     REFUSED = 3  # this many refusals in a row with nothing taken between: a spent quota, not a rate
     BACKOFF_MAX_S = 4.0  # while refused, probes back off from 1/16 of this up to it: a window's boundary is missed
     #                      by at most this, and a minute's refusal costs about ten probes
+    QUOTA_CYCLES = 1.5  # a refusal within this many of a spent quota's cycles from its refill is that quota spent
+    #                     again: its next cycle, and half of one for a refill placed only to within a probe's back-off
     RETRY_BASE_S = 0.1  # a refused photo without Retry-After waits up to this x 2**attempts: the pacer keeps the rate
 
     def __init__(self, start: int, cap: int, clock: Callable[[], float] = time.perf_counter, key=None):
@@ -65,7 +68,9 @@ class PacedLimiter(LimitHistory):
         #                                                                           and when the one out went
         self._trust, self._hinted = True, 0.0  # the server's hints time probes until one proves wrong (then never
         #                                          again); the wait the last one set
-        self._spent_s = 0.0  # how long the last spent quota's refusal lasted (0: the last refusal was no quota's)
+        self._spent_s = self._cycle_s = 0.0  # how long the last spent quota's refusal and cycle lasted (0: the
+        #                                       last refusal was no quota's)
+        self._early = 0  # the pause began at its first refusal (1), and a probe of it was refused (2)
         self._refusal_s = 0.0  # the slowest refusal of the latest run of them: a probe not refused in time passed
         self._open_t, self._open_sends, self._open_refused = clock(), 0, 0  # since the last refusal ended
         self._rtt, self._first = 1.0, math.inf  # the latest answer's latency; the first send
@@ -218,23 +223,23 @@ class PacedLimiter(LimitHistory):
                 self._record(now, "slow start")
 
     def _end_refusal(self, now: float) -> None:
-        """The server takes again. A refusal that outlasted the stretch before it was a spent quota: the pace
-        becomes what the server took over the whole cycle, and the cycle is the next probe's time scale. A shorter
-        one was a cap passed for a moment: its first refusal cut the pace already."""
+        """The server takes again (the probe was a send of the pace: the next keeps its spacing). A refusal that
+        outlasted the stretch before it, or a probe of a pause begun at once, was a spent quota: the pace becomes
+        what the server took over the whole cycle, and the cycle is the next probe's time scale. A shorter one was
+        a cap passed for a moment: its first refusal cut the pace already."""
         refill = (self._last_refusal + now) / 2  # the refill came between the last refused probe and this one
         cycle = (self._open_sends - self._open_refused) / max(refill - self._open_t, 1e-3)
-        spent = now - self._refused_since >= self._refused_since - self._open_t  # refused longer than open
-        self._leave_slow_start(now)
-        self._spent_s = now - self._refused_since if spent else 0.0
+        spent = now - self._refused_since >= self._refused_since - self._open_t or self._early > 1  # refused
+        self._leave_slow_start(now)  # longer than open, or a quota's pause that outlasted a probe
+        self._spent_s, self._cycle_s = (now - self._refused_since, now - self._open_t) if spent else (0.0, 0.0)
         if spent:
             self._r_ceiling = min(self.rate(now), max(cycle, 1.0 / self.BACKOFF_MAX_S))
             self._r_k = max(self._k(self._r_ceiling), now - self._open_t)
             self._r_t = self._changed = now - self._r_k  # at the ceiling, not under it
         else:  # a cap passed for a moment: cut as for one refusal, to what was taken before the pause
             self._cut(now, min(self.rate(now), self._taken_before), "cut: refused in a row")
-        self._in_row, self._probe_sent = 0, None
+        self._in_row, self._probe_sent, self._early = 0, None, 0
         self._open_t, self._open_sends, self._open_refused = now, 0, 0
-        self._tat = now
         self._record(now, "taken again")
 
     def _refusal(self, now: float, sent_at: float, level: int, tag: str, retry_after: float | None) -> None:
@@ -249,6 +254,8 @@ class PacedLimiter(LimitHistory):
         self._in_row = self._in_row + 1 if not between or self.refused else 1  # in a row: of sends in a row
         if self._in_row == 1:
             self._refused_since = now
+            if level <= max(self._seen, 1) and now - self._open_t < self.QUOTA_CYCLES * self._cycle_s:  # the quota
+                self._in_row, self._early = self.REFUSED, 1  # spent again (not an in-flight cap): pause at once
         self._refusal_s = max(self._refusal_s, now - sent_at) if self._in_row > 1 else now - sent_at
         if self._in_row >= self.REFUSED:  # refused: probes back off, one at a time
             first = self._in_row == self.REFUSED
@@ -256,6 +263,7 @@ class PacedLimiter(LimitHistory):
                 # after a quota's refusal of S s, the next one's probes start at S/8: three doublings reach S
                 first_s = min(self.BACKOFF_MAX_S / 4, max(self.BACKOFF_MAX_S / 16, self._spent_s / 8))
                 self._backoff = first_s if first else min(self.BACKOFF_MAX_S, self._backoff * 2)
+                self._early = 2 if self._early and not first else self._early
             counted = retry_after is not None and retry_after < self._hinted / 2  # it counts down: the probe it
             self._trust = self._trust and (first or not self._hinted or counted)  # timed was a hair early
             hint = self._backoff if retry_after is None else max(retry_after, 1e-3)

@@ -305,9 +305,9 @@ WORST = [
     #                             bucket; 22% of refusals say wait 24 s
     ("large_ra", 62, 98, 8.5),  # 8.1%
     ("moving", 46, 92, 11.5),  # 95.1%, 10.4%: an oscillating cap (period 17 s, to 43%)
-    ("moving", 91, 85, 9.5),  # 86.9%, 6.5%: an oscillating cap (92.3%, 9.2% while a probe taken reset the pacer:
-    #                            another start; 84.4%, 8.5% while any refusal under the ceiling took more than 5%
-    #                            of the sends since the cut to count)
+    ("moving", 91, 85, 9.5),  # 86.9%, 6.5%: an oscillating cap (92.3%, 9.2% before a quota spent again paused at
+    #                            once: its start's refusals now pause it; 84.4%, 8.5% while any refusal under the
+    #                            ceiling took more than 5% of the sends since the cut to count)
     ("moving", 21, 82, 9.5),  # 84.0%: a fall to 30% and back
     ("moving", 33, 86, 12),  # 11.8%
     ("step", 77, 88, 5),  # 90.3% (target met)

@@ -258,51 +258,64 @@ class PacedLimiter(LimitHistory):
                 self._in_row, self._early = self.REFUSED, 1  # spent again (not an in-flight cap): pause at once
         self._refusal_s = max(self._refusal_s, now - sent_at) if self._in_row > 1 else now - sent_at
         if self._in_row >= self.REFUSED:  # refused: probes back off, one at a time
-            first = self._in_row == self.REFUSED
-            if first or sent_at >= self._refused_since:  # (refusals of sends from before the pause: no back-off)
-                # after a quota's refusal of S s, the next one's probes start at S/8: three doublings reach S
-                first_s = min(self.BACKOFF_MAX_S / 4, max(self.BACKOFF_MAX_S / 16, self._spent_s / 8))
-                self._backoff = first_s if first else min(self.BACKOFF_MAX_S, self._backoff * 2)
-                self._early = 2 if self._early and not first else self._early
-            counted = retry_after is not None and retry_after < self._hinted / 2  # it counts down: the probe it
-            self._trust = self._trust and (first or not self._hinted or counted)  # timed was a hair early
-            hint = self._backoff if retry_after is None else max(retry_after, 1e-3)
-            wait = min(self._backoff, hint) if self._trust else self._backoff
-            self._hinted = wait if wait < self._backoff else 0.0  # (a server's hint may only bring a probe forward)
-            self._probe_at, self._probe_sent = now + wait, None
-            if first:
-                self._taken_before = self.taken_rate(now)
-                self._record(now, f"refused {tag}")
-            return
-        if level > self._seen and level > 1:  # above every level lately taken: an in-flight cap, or noise
-            again = not self.slow_start and self._w_read <= level - 1 <= self._w_read + 1  # read there before
-            self._above += 1
-            if again or self._above >= 2:
-                self.slow_start, self._above = False, 0
-                self._window = self._w_ceiling = self._w_read = float(level - 1)
-                pace = 0.0 if math.isinf(self._r_ceiling) else self._r_ceiling  # by sends, a probe costs a refusal:
-                self._w_k = self.PROBE_SENDS / max(self.taken_rate(now), pace, 1e-3)  # the pace's, where the window
-                #  holds the sends back (a window misread under it would be probed once in minutes)
-                if not again:  # a first reading (a burst may have met a rate cap): tested again after a round trip
-                    self._w_k = min(self._w_k, max(self._rtt, 1e-3))
-                self._w_t = now - self._w_k  # at the ceiling: measured, not cut
-                self._record(now, f"window {tag}")
-            return
-        if level < self._w_read:  # refused under an in-flight reading: a rate cap refuses at any level, the
-            self._w_read, self._w_t = 0.0, now - self._w_k  # reading was (also) its: the window opens again
-            self._w_ceiling = max(self._w_ceiling, self.HEADROOM * self._seen)
-        if tag.startswith("402"):  # an in-flight budget (OpenRouter's 402): a count of requests out, never a rate
-            return
-        rate = self.rate(now)
-        under = not math.isinf(rate) and rate < self._r_ceiling * (1 - (1 - self.BETA) / 8)  # (in slow start: a
-        if under or self.slow_start and self._key is None:  # random 402 would end it; on a key, others' sends may)
-            self._noise += 1 / (4 * self.PROBE_SENDS)
-            since = max(self._sends[0], self._changed)
-            refused = sum(1 for t, _ in self._refusals if t >= since)
-            expected = self._noise * sum(1 for t in self._sends if t >= since)  # by chance, at the noise seen
-            if refused <= expected + 2 * math.sqrt(expected):  # (two deviations: 1 in ~40 cuts for nothing)
-                return  # noise moves nothing (a ceiling brought down to the pace cut it again at every one)
-        self._cut(now, min(rate, self.taken_rate(now, recent=True)), f"cut {tag}")  # a rate cap
+            self._pause(now, sent_at, tag, retry_after)
+        elif level > self._seen and level > 1:  # above every level lately taken: an in-flight cap, or noise
+            self._read_window(now, level, tag)
+        else:
+            if level < self._w_read:  # refused under an in-flight reading: a rate cap refuses at any level, the
+                self._w_read, self._w_t = 0.0, now - self._w_k  # reading was (also) its: the window opens again
+                self._w_ceiling = max(self._w_ceiling, self.HEADROOM * self._seen)
+            if not tag.startswith("402"):  # an in-flight budget (OpenRouter's 402): a count out, never a rate
+                rate = self.rate(now)
+                if not self._noise_now(rate):
+                    self._cut(now, min(rate, self.taken_rate(now, recent=True)), f"cut {tag}")  # a rate cap
+
+    def _pause(self, now: float, sent_at: float, tag: str, retry_after: float | None) -> None:
+        """Refused in a row: the next probe waits a back-off (or a server's hint, while trusted)."""
+        first = self._in_row == self.REFUSED
+        if first or sent_at >= self._refused_since:  # (refusals of sends from before the pause: no back-off)
+            # after a quota's refusal of S s, the next one's probes start at S/8: three doublings reach S
+            first_s = min(self.BACKOFF_MAX_S / 4, max(self.BACKOFF_MAX_S / 16, self._spent_s / 8))
+            self._backoff = first_s if first else min(self.BACKOFF_MAX_S, self._backoff * 2)
+            self._early = 2 if self._early and not first else self._early
+        counted = retry_after is not None and retry_after < self._hinted / 2  # it counts down: the probe it
+        self._trust = self._trust and (first or not self._hinted or counted)  # timed was a hair early
+        hint = self._backoff if retry_after is None else max(retry_after, 1e-3)
+        wait = min(self._backoff, hint) if self._trust else self._backoff
+        self._hinted = wait if wait < self._backoff else 0.0  # (a server's hint may only bring a probe forward)
+        self._probe_at, self._probe_sent = now + wait, None
+        if first:
+            self._taken_before = self.taken_rate(now)
+            self._record(now, f"refused {tag}")
+
+    def _read_window(self, now: float, level: int, tag: str) -> None:
+        """A refusal above every level taken: two of them (or one where the window was read before) read an
+        in-flight cap just under it."""
+        again = not self.slow_start and self._w_read <= level - 1 <= self._w_read + 1
+        self._above += 1
+        if again or self._above >= 2:
+            self.slow_start, self._above = False, 0
+            self._window = self._w_ceiling = self._w_read = float(level - 1)
+            pace = 0.0 if math.isinf(self._r_ceiling) else self._r_ceiling  # by sends, a probe costs a refusal:
+            self._w_k = self.PROBE_SENDS / max(self.taken_rate(now), pace, 1e-3)  # the pace's, where the window
+            #  holds the sends back (a window misread under it would be probed once in minutes)
+            if not again:  # a first reading (a burst may have met a rate cap): tested again after a round trip
+                self._w_k = min(self._w_k, max(self._rtt, 1e-3))
+            self._w_t = now - self._w_k  # at the ceiling: measured, not cut
+            self._record(now, f"window {tag}")
+
+    def _noise_now(self, rate: float) -> bool:
+        """Under the ceiling, a refusal no more than chance allows at the share refused there lately is noise: it
+        moves nothing (a ceiling brought down to the pace cut it again at every one). The same test holds in slow start
+        off a key (a random 402 would end it; on a key, the others' sends may)."""
+        under = not math.isinf(rate) and rate < self._r_ceiling * (1 - (1 - self.BETA) / 8)
+        if not under and not (self.slow_start and self._key is None):
+            return False
+        self._noise += 1 / (4 * self.PROBE_SENDS)
+        since = max(self._sends[0], self._changed)
+        refused = sum(1 for t, _ in self._refusals if t >= since)
+        expected = self._noise * sum(1 for t in self._sends if t >= since)  # by chance, at the noise seen
+        return refused <= expected + 2 * math.sqrt(expected)  # (two deviations: 1 in ~40 cuts for nothing)
 
     def _leave_slow_start(self, now: float) -> None:
         if self.slow_start:  # the window stays where slow start left it, at its ceiling (not cut)

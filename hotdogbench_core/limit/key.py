@@ -1,13 +1,15 @@
 """The models of one run on one key (the session gives every ModelRun of a run the same KeyCoordinator).
 
 Caps may be the key's (OpenRouter's in-flight budget, free-model limits) or each model's own (a provider's), and
-the runner cannot be told which. So each model starts with a limiter of its own, and the key is also watched as
-one sender: a PacedLimiter (`key.limiter`) hears every member's sends. A member whose first sends were all refused
-while another member's were taken says the cap is the key's (the key's burst went to the other; behind a cap of
-its own, a model's first sends take that cap's burst). From then on every member sends through the key's limiter:
-its window, its refusal pause and its pace, each member at most an equal slice of the window and the pace, so the
-key is shared evenly (Jain's index 0.98-1.00 where each model ran on its own at 0.4-0.9). Members that stop asking
-leave their slice to the others.
+the runner cannot be told which. So each model starts with a limiter of its own, and the key is also watched as one
+sender: a PacedLimiter (`key.limiter`) hears every member's sends. A member whose first sends were all refused
+while another member's were taken says the cap is the key's (the key's burst went to the other; behind a cap of its
+own, a model's first sends take that cap's burst). So does every member pausing at once, each after sends taken,
+with a probe of each pause refused: one quota spent, the key's (a bucket of a model's own refills by its first
+probe; a window's quota does not, and k members probing it each on their own cost k refusals a probe). From then on
+every member sends through the key's limiter: its window, its refusal pause and its pace, each member at most an
+equal slice of the window and the pace, so the key is shared evenly (Jain's index 0.98-1.00 where each model ran on
+its own at 0.4-0.9). Members that stop asking leave their slice to the others.
 """
 from __future__ import annotations
 
@@ -49,11 +51,20 @@ class KeyCoordinator:
             return
         sent = self._levels.get((member, level))
         self.limiter.finish(kind, latency, tag, retry_after, sent.pop(0) if sent else None)
-        if kind == "rate" and not self.shared and self.starved():
+        if kind == "rate" and not self.shared and (self.starved() or self.spent_together(member.clock())):
             self.shared = True
+            self._resume_pause(member.clock())
             for m in self.members:
                 m._record(m.clock(), "the key's cap: one sender, an equal slice each")
             self.limiter.subscribe(self._told)
+
+    def _resume_pause(self, now: float) -> None:
+        """The key's limiter takes over a pause: it heard every member's refused probes, so its back-off doubled k
+        times over; the members' back-off and their next probe are the pause's."""
+        lim, paused = self.limiter, [m for m in self.members if m.refused]
+        if lim.refused and paused and lim._probe_sent is None:
+            lim._backoff = min(m._backoff for m in paused)
+            lim._probe_at = min([m._probe_at for m in paused if m._probe_sent is None] + [now + lim._backoff])
 
     def _told(self, change) -> None:
         """The key's limiter changed: every member's history says so (with its own slice)."""
@@ -64,6 +75,13 @@ class KeyCoordinator:
         """A member was refused and took nothing, with nothing out, while another took (or has sends out)."""
         return any(m.throttles and not m._taken and not m.in_flight for m in self.members) and \
             any(m._taken or m.in_flight for m in self.members)
+
+    def spent_together(self, now: float) -> bool:
+        """Every member that sent lately is paused after a stretch of sends taken, and a probe of each pause was
+        refused (a bucket refills by the first probe; a quota does not): one quota, the key's, is spent."""
+        live = [m for m in self.members if m._sends and m._sends[-1] > now - m.PROBE_MAX_S]
+        return len(live) > 1 and all(m.refused and m._refused_at > m._paused_at and
+                                     m._open_sends - m._open_refused >= m.REFUSED for m in live)
 
     # -- the gate, once the cap is the key's -----------------------------------------------------------------
     def active(self, now: float) -> int:

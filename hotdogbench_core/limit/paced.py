@@ -63,7 +63,7 @@ class PacedLimiter(LimitHistory):
         self._in_row = 0  # refusals since the last request taken (of those sent after the last refusal)
         # send time of the latest refusal, when it came, when the latest run of them began, what was taken before
         self._refused_at = self._last_refusal = self._refused_since = -math.inf
-        self._taken_before = math.inf
+        self._taken_before = self._paused_at = math.inf  # (and when the latest pause began)
         self._probe_at, self._backoff, self._probe_sent = -math.inf, 0.0, None  # while refused: the next probe,
         #                                                                           and when the one out went
         self._trust, self._hinted = True, 0.0  # the server's hints time probes until one proves wrong (then never
@@ -285,7 +285,7 @@ class PacedLimiter(LimitHistory):
         self._hinted = wait if wait < self._backoff else 0.0  # (a server's hint may only bring a probe forward)
         self._probe_at, self._probe_sent = now + wait, None
         if first:
-            self._taken_before = self.taken_rate(now)
+            self._taken_before, self._paused_at = self.taken_rate(now), now
             self._record(now, f"refused {tag}")
 
     def _read_window(self, now: float, level: int, tag: str) -> None:

@@ -15,6 +15,7 @@ from hotdogbench_core.sim.capmodel import Cap, Client, FakeClock, Server, simula
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 import bench_families as bf  # noqa: E402
+from scenarios import Setup  # noqa: E402
 
 
 def make(start=8, cap=256):
@@ -592,3 +593,27 @@ def test_a_cut_to_nothing_taken_keeps_a_probe_pace():
     lim._cut(clock(), 0.0, "cut 429")
     clock.advance(100.0)  # long past the probe's doubling point
     assert lim.rate() >= 1 / lim.BACKOFF_MAX_S and lim.wait_time() < math.inf
+
+
+def test_the_start_s_unavoidable_refusals_are_a_lower_bound_and_named_in_why():
+    # k models x START sends at once against what the caps hold at t = 0: a key's bucket of burst 5 and 8 models
+    # meet 64 - 5 refusals whatever the limiter; caps of their own add up; two caps on one path, the tighter counts
+    def setup(caps_per_client):
+        return Setup([Server(caps) for caps in caps_per_client], [100] * len(caps_per_client), caps_per_client)
+    key = Cap("bucket", rate=10, burst=5.5)
+    assert bf.start_refusals(setup([[key]] * 8)) == 8 * bf.START - 5
+    own = [[Cap("bucket", rate=5, burst=2.5)], [Cap("bucket", rate=50, burst=25)], [Cap("inflight", n=3)]]
+    assert bf.start_refusals(setup(own)) == (bf.START - 2) + 0 + (bf.START - 3)
+    both = [Cap("bucket", rate=4, burst=2), Cap("inflight", n=6)]
+    assert bf.start_refusals(setup([both])) == bf.START - 2
+    assert bf.start_refusals(setup([[Cap("window", n=20, period=10.0)]] * 2)) == 0
+    # on real runs it is a lower bound (for every policy), and a draw over its target on it alone says so
+    named = 0
+    for seed in range(12):
+        for policy in ("adaptive", "reference"):
+            r = run_family("shared", seed, policy)
+            assert r["throttled"] >= r["start_share"] - 1e-9, r
+            over = r["start_share"] > bf.target("shared")[1]
+            named += over
+            assert ("the first 8 sends per model" in r["why"]) == (over and not r["why"].startswith(("a model", "15%"))), r
+    assert named >= 2  # (seeds 2, 4, 11: 8 models on a bucket of 16-21/s)

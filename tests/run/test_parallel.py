@@ -67,6 +67,26 @@ def test_models_on_a_key_wide_cap_share_it_evenly_over_http(tmp_path):
             assert max(walls) <= 1.3 * min(walls) and max(walls) <= 2 * 3 * 45 / 12, walls
 
 
+def test_models_on_a_key_wide_window_pause_as_one_over_http(tmp_path):
+    # three models at once behind one key-wide window of 24 per 2 s: the quota takes every model's first sends, so
+    # none is refused whole; once it is spent, every model pauses and its probes are refused: the key's quota, so the
+    # key's limiter probes it for all three (one probe at a time) and paces them evenly. Ten runs (2026-12-02), each
+    # model probing on its own: 39-42 refusals, runs of 8.8-11.0 s; through the key: 15-30 refusals, 8.7-15.1 s (the
+    # key's pace spreads the last window's quota over it; one probe finds a refill later than three)
+    table = write_table(tmp_path / "photos.parquet", make_rows(n_per_cat=15))
+    ds = load_dataset(table)
+    cfg = SimConfig(seed=3, latency_s=0.05, window_n=24, window_s=2.0, caps_per="key")
+    with Simulator(cfg, labels=labels_from_parquet(table)) as sim:
+        settings = RunSettings(api_key="sk-test", base_url=sim.base_url)
+        res = asyncio.run(run_models(MODELS + ["openai/gpt-6-astra"], ds, settings, out=tmp_path / "out",
+                                     parallel=True))
+    assert [s["concurrency"]["key_shared"] for s in res.summaries] == [True] * 3
+    assert all(s["answered"] == 45 and s["errors"] == 0 for s in res.summaries)
+    assert sum(s["concurrency"]["throttles"] for s in res.summaries) <= 34
+    walls = [s["wall_s"] for s in res.summaries]
+    assert max(walls) <= 1.35 * min(walls) and max(walls) <= 2 * 3 * 45 / 12, walls
+
+
 def test_a_fatal_stop_in_parallel_stops_the_others(table, tmp_path):
     ds = load_dataset(table)
     with Simulator(SimConfig(seed=0, latency_s=0.005), labels=labels_from_parquet(table), api_key="sk-right") as sim:

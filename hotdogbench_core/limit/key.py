@@ -4,12 +4,12 @@ Caps may be the key's (OpenRouter's in-flight budget, free-model limits) or each
 the runner cannot be told which. So each model starts with a limiter of its own, and the key is also watched as one
 sender: a PacedLimiter (`key.limiter`) hears every member's sends. A member whose first sends were all refused
 while another member's were taken says the cap is the key's (the key's burst went to the other; behind a cap of its
-own, a model's first sends take that cap's burst). So does every member pausing at once, each after sends taken,
-with a probe of each pause refused: one quota spent, the key's (a bucket of a model's own refills by its first
-probe; a window's quota does not, and k members probing it each on their own cost k refusals a probe). From then on
-every member sends through the key's limiter: its window, its refusal pause and its pace, each member at most an
-equal slice of the window and the pace, so the key is shared evenly (Jain's index 0.98-1.00 where each model ran on
-its own at 0.4-0.9). Members that stop asking leave their slice to the others.
+own, a model's first sends take that cap's burst). So do members pausing at once, each after sends taken, with a
+probe of each pause refused, while every other member is refused too: one quota spent, the key's (a bucket of a
+model's own refills by its first probe; a window's quota does not, and k members probing it each on their own cost
+k refusals a probe). From then on every member sends through the key's limiter: its window, its refusal pause and
+its pace, each member at most an equal slice of the window and the pace, so the key is shared evenly (Jain's index
+0.98-1.00 where each model ran on its own at 0.4-0.9). Members that stop asking leave their slice to the others.
 """
 from __future__ import annotations
 
@@ -77,11 +77,16 @@ class KeyCoordinator:
             any(m._taken or m.in_flight for m in self.members)
 
     def spent_together(self, now: float) -> bool:
-        """Every member that sent lately is paused after a stretch of sends taken, and a probe of each pause was
-        refused (a bucket refills by the first probe; a quota does not): one quota, the key's, is spent."""
+        """Two members or more are paused after a stretch of sends taken, with a probe of each pause refused (a bucket
+        refills by the first probe; a quota does not), and every other member that sent lately was refused since,
+        with nothing taken (at a slow pace, too few sends to pause): one quota, the key's, is spent."""
         live = [m for m in self.members if m._sends and m._sends[-1] > now - m.PROBE_MAX_S]
-        return len(live) > 1 and all(m.refused and m._refused_at > m._paused_at and
-                                     m._open_sends - m._open_refused >= m.REFUSED for m in live)
+        probed = [m for m in live if m.refused and m._refused_at > m._paused_at and
+                  m._open_sends - m._open_refused >= m.REFUSED]
+        if len(probed) < 2:
+            return False
+        since = min(m._paused_at for m in probed)  # the others: refused since then, nothing taken (a slow pace)
+        return all(m in probed or m._in_row and m._refused_since >= since for m in live)
 
     # -- the gate, once the cap is the key's -----------------------------------------------------------------
     def active(self, now: float) -> int:

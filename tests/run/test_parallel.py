@@ -70,9 +70,9 @@ def test_models_on_a_key_wide_cap_share_it_evenly_over_http(tmp_path):
 def test_models_on_a_key_wide_window_pause_as_one_over_http(tmp_path):
     # three models at once behind one key-wide window of 24 per 2 s: the quota takes every model's first sends, so
     # none is refused whole; once it is spent, every model pauses and its probes are refused: the key's quota, so the
-    # key's limiter probes it for all three (one probe at a time) and paces them evenly. Ten runs (2026-12-02), each
-    # model probing on its own: 39-42 refusals, runs of 8.8-11.0 s; through the key: 15-30 refusals, 8.7-15.1 s (the
-    # key's pace spreads the last window's quota over it; one probe finds a refill later than three)
+    # key's limiter probes it for all three (one probe at a time) and paces them evenly. Twenty runs (2026-12-02),
+    # each model probing on its own: 37-43 refusals, runs of 9.7-11.7 s; through the key: 15-30 refusals, 8.7-15.1
+    # s (the key's pace spreads the last window's quota over it; one probe finds a refill later than three)
     table = write_table(tmp_path / "photos.parquet", make_rows(n_per_cat=15))
     ds = load_dataset(table)
     cfg = SimConfig(seed=3, latency_s=0.05, window_n=24, window_s=2.0, caps_per="key")

@@ -38,6 +38,8 @@ class KeyCoordinator:
             from .paced import PacedLimiter
             self.limiter = PacedLimiter(sum(int(m.window(now)) for m in self.members),
                                         sum(m.cap for m in self.members), clock=member.clock)
+        if not self.shared and self.limiter.refused:  # the key's pause ends as a member's would: a send of it not
+            self.limiter.wait_time(now)  # refused in time was taken (the key's own gate is not asked until shared)
         level = self.limiter.start(now)
         self._levels.setdefault((member, member.in_flight + 1), []).append(level)
         if self.shared:

@@ -78,11 +78,15 @@ class KeyCoordinator:
         return any(m.throttles and not m._taken and not m.in_flight for m in self.members) and \
             any(m._taken or m.in_flight for m in self.members)
 
+    def _sent_lately(self, now: float) -> list:
+        """The members that sent within the last PROBE_MAX_S seconds."""
+        return [m for m in self.members if m._sends and m._sends[-1] > now - m.PROBE_MAX_S]
+
     def spent_together(self, now: float) -> bool:
         """Two members or more are paused after a stretch of sends taken, with a probe of each pause refused (a bucket
         refills by the first probe; a quota does not), and every other member that sent lately was refused since,
         with nothing taken (at a slow pace, too few sends to pause): one quota, the key's, is spent."""
-        live = [m for m in self.members if m._sends and m._sends[-1] > now - m.PROBE_MAX_S]
+        live = self._sent_lately(now)
         probed = [m for m in live if m.refused and m._refused_at > m._paused_at and
                   m._open_sends - m._open_refused >= m.REFUSED]
         if len(probed) < 2:
@@ -115,7 +119,7 @@ class KeyCoordinator:
     def share(self, now: float) -> float:
         """An equal share of what the key took over the last PROBE_MAX_S / 2 seconds (a round trip at least), over
         the members that sent lately."""
-        live = [m for m in self.members if m._sends and m._sends[-1] > now - m.PROBE_MAX_S]
+        live = self._sent_lately(now)
         if not live:
             return 0.0
         since = max(now - live[0].PROBE_MAX_S / 2, min(m._first for m in live))

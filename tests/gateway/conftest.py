@@ -41,6 +41,7 @@ SAMPLE = REPO / "data" / "sample.parquet"
 LITELLM_VERSION = "1.108.7"  # the version .ci/run installs; keep the two in step
 GATEWAY_HOME = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "hotdogbench-gateway"
 START_TIMEOUT_S = 120.0  # 9.5-18 s measured on the 2-core machine; CI may be slower
+MINUTE_RPM = 20  # mock/minute's requests per clock minute
 SIM_UPSTREAM_KEY = "sk-sim-upstream"  # the key the gateway sends the simulator (not the client's)
 
 
@@ -194,7 +195,8 @@ def gateway_config(sim_base_url: str) -> dict:
 
     - mock/hotdog, hotdog-mock: always {"hot_dog": true}; no cost anywhere (no price is known for them).
     - mock/priced: the same with a price, so LiteLLM puts a cost in its x-litellm-response-cost header (only there).
-    - mock/limited, mock/limited-probe: rpm 1 each (one for the CLI test, one for the direct probe).
+    - mock/limited, mock/limited-probe: rpm 1 each (one for the CLI test, one for the direct probe); mock/minute:
+      rpm MINUTE_RPM (LiteLLM lets rpm - 1 through in a window: 119 of 120, 19 of 20, measured).
       usage-based-routing-v2 enforces `rpm` (the default simple-shuffle only uses it as a weight) in a window
       that ends at the next UTC clock minute (or `routing_strategy_args.ttl` seconds after its first request,
       if sooner; ttl is a whole number >= 1 and applies to every deployment of the proxy).
@@ -208,6 +210,7 @@ def gateway_config(sim_base_url: str) -> dict:
             mock_deployment("mock/priced", '{"hot_dog": true}', input_cost_per_token=1e-6, output_cost_per_token=2e-6),
             mock_deployment("mock/limited", '{"hot_dog": false}', rpm=1),
             mock_deployment("mock/limited-probe", '{"hot_dog": false}', rpm=1),
+            mock_deployment("mock/minute", '{"hot_dog": false}', rpm=MINUTE_RPM),
             {"model_name": "sim/luna", "litellm_params": {"model": "openai/openai/gpt-6-luna",
                                                           "api_base": sim_base_url + "/v1",
                                                           "api_key": SIM_UPSTREAM_KEY}},

@@ -15,7 +15,9 @@ import duckdb
 import httpx
 import pytest
 
-from .conftest import SAMPLE, SIM_UPSTREAM_KEY, loopback_env
+from hotdogbench_core.store.rundir import RunDir
+
+from .conftest import MINUTE_RPM, SAMPLE, SIM_UPSTREAM_KEY, loopback_env
 
 pytestmark = pytest.mark.gateway
 # today's client gives up on a photo LiteLLM keeps refusing after 15-25 s (8 attempts, measured); a refusal that
@@ -201,3 +203,27 @@ def test_rate_limited_deployment_finishes_every_photo(gateway, tmp_path):
     exhausted = [r["id"] for r in rows if r["error"] and "retries exhausted" in r["error"]]
     assert not exhausted, f"{len(exhausted)} of {len(rows)} photos: retries exhausted"
     assert summary[0]["errors"] == 0 and summary[0]["answered"] == 2
+
+
+def test_a_per_minute_limit_is_used_again_every_minute(gateway, tmp_path):
+    """Issue 10's real-world failure: against LiteLLM's rpm counted per clock minute, whose 429s carry only
+    llm_provider-retry-after: 60, the limiter of 2026-11-30 took the first minute's quota, then held 8-11% of it for
+    the next 13 minutes, never noticing the refill. Now the first whole minute of the run (the one after the minute
+    it starts in) gets at least 90% of the quota, and no photo is lost. Two quotas and two more photos: the run
+    spans at least one whole minute (60-125 s)."""
+    photos = 2 * (MINUTE_RPM - 1) + 2
+    subset = tmp_path / "some.parquet"
+    duckdb.connect().execute(f"COPY (SELECT * FROM read_parquet('{SAMPLE}') ORDER BY id LIMIT {photos}) "
+                             f"TO '{subset}' (FORMAT parquet)")
+    proc, summary, rows = run_cli(gateway, "mock/minute", tmp_path, input_path=subset)
+    assert proc.returncode == 0, explain(proc, gateway)
+    assert summary[0]["errors"] == 0 and summary[0]["answered"] == photos
+    assert summary[0]["concurrency"]["retries_exhausted"] == 0
+    journal = RunDir(tmp_path / "out", "r").journal("mock/minute")
+    minutes = sorted(int(obj["at"] // 60) for obj in map(json.loads, journal.read_text().splitlines())
+                     if obj.get("type") == "result")
+    whole = range(minutes[0] + 1, minutes[-1])  # after the minute the run started in, before the one it ended in
+    assert whole, f"the run spanned no whole clock minute: answers in minutes {minutes}"
+    per_minute = {m: minutes.count(m) for m in whole}
+    assert min(per_minute.values()) >= 0.9 * MINUTE_RPM, \
+        f"answers per whole clock minute {per_minute}, of a {MINUTE_RPM} per minute limit; {explain(proc, gateway)}"

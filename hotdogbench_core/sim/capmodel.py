@@ -150,7 +150,13 @@ class Server:
     error_200: float = 0.0
     drop: float = 0.0
     refuse_402: float = 0.0  # share of requests refused at once with 402 in-flight budget, Retry-After: 1
-    reject_latency: float = 0.001
+    reject_latency: float | None = 0.001  # seconds to a refusal; None: as long as an answer at the load of the
+    #                                       moment (a gateway on a loaded machine refuses through the same queue)
+
+    def answer_latency(self, rng) -> float:
+        """A latency drawn at the load now: lognormal around the median grown by the requests held."""
+        med = self.latency * (1 + self.load_latency * self.in_flight / self.load_ref)
+        return rng.lognormvariate(math.log(med), self.sigma) if self.sigma else med
 
 
 @dataclass
@@ -286,16 +292,15 @@ class _Simulation:
             if wait_cap is not None:
                 c.sends.append((t, False, True))
                 ra = retry_hint(cap.headers(wait_cap, t, rng), EPOCH + t)
-                self.push(now + srv.reject_latency, "reply",
-                          (c, "rate", srv.reject_latency, ra, n + 1, first_t, k, None, failed,
-                           IN_FLIGHT_402 if cap.status == 402 else "429"))
+                refusal_s = srv.answer_latency(rng) if srv.reject_latency is None else srv.reject_latency
+                self.push(now + refusal_s, "reply", (c, "rate", refusal_s, ra, n + 1, first_t, k, None, failed,
+                                                     IN_FLIGHT_402 if cap.status == 402 else "429"))
                 return
         for cap in srv.caps:
             cap.take()
         c.sends.append((t, True, False))
         srv.in_flight += 1
-        med = srv.latency * (1 + srv.load_latency * srv.in_flight / srv.load_ref)
-        lat = rng.lognormvariate(math.log(med), srv.sigma) if srv.sigma else med
+        lat = srv.answer_latency(rng)
         c.latencies.append((t, lat))
         r = rng.random()
         kind = "failure" if r < srv.error_5xx + srv.error_200 else \

@@ -1,0 +1,43 @@
+"""The capped-server model the limiter benchmarks run on (sim/capmodel.py): what a refusal costs in time."""
+import pytest
+
+from hotdogbench_core.limit import AIMDLimiter
+from hotdogbench_core.sim.capmodel import Cap, Client, FakeClock, Server, simulate
+
+
+class Recording(AIMDLimiter):
+    """The reference AIMD, keeping the latency of every reply by kind."""
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self.replies = []
+
+    def finish(self, kind, latency, *rest):
+        self.replies.append((kind, latency))
+        return super().finish(kind, latency, *rest)
+
+
+def refusal_latencies(reject_latency):
+    clock = FakeClock(0.0)
+    lim = Recording(16, 64, clock=clock)
+    server = Server([Cap("bucket", rate=5.0, burst=1.0)], latency=0.8, sigma=0.0, load_latency=1.0, load_ref=10,
+                    reject_latency=reject_latency)
+    simulate([Client(lim, server, 40)], clock, seed=3)
+    refused = [lat for kind, lat in lim.replies if kind == "rate"]
+    answered = [lat for kind, lat in lim.replies if kind == "success"]
+    assert refused and answered
+    return refused, answered
+
+
+def test_a_refusal_is_quick_by_default():
+    refused, _ = refusal_latencies(0.001)
+    assert set(refused) == {0.001}
+
+
+def test_a_loaded_gateway_refuses_as_slowly_as_it_answers():
+    # reject_latency=None: a refusal waits in the same queue as an answer, at the load of the moment: at least the
+    # median latency, more with requests held
+    refused, answered = refusal_latencies(None)
+    assert min(refused) >= 0.8
+    assert max(refused) > 0.8 and max(answered) > 0.8  # the load (requests in flight) slows both
+    assert sum(refused) / len(refused) == pytest.approx(sum(answered) / len(answered), rel=0.5)

@@ -12,7 +12,8 @@ in-flight budget), both at once, fixed clock-aligned windows (N per 10 s or per 
 fixed small (0.5-2 s) / fixed large (5-60 s on some 429s only) and the reset hints sent instead of it; caps that
 move (a fall to 30-70% and a recovery, a slow drift, an oscillation, a halving then a doubling); 2-8 models behind
 one key-wide cap or behind caps of their own, and two processes on one key; latency 0.1-5 s, and latency that
-grows with load; failure noise (5xx, 200-errors, drops) 0-8% and random 402s.
+grows with load; failure noise (5xx, 200-errors, drops) 0-8% and random 402s; and a loaded gateway, whose latency
+grows with load and whose refusals come as slow as its answers (`gateway`).
 """
 from __future__ import annotations
 
@@ -208,6 +209,29 @@ def _latency_family(rng, seed):
                             mean_latency=mean)
 
 
+def _gateway(rng, seed):
+    """A gateway on a loaded machine (the LiteLLM proxy on 2 cores, 2026-12-03: 0.4 s at 10 in flight, 2.1 s at
+    80): its latency grows with what it holds, and its refusals come through the same queue, as slow as answers. Its
+    limit is a bucket, or a fixed window per minute whose 429s carry a gateway's llm_provider-retry-after: 60."""
+    lat, sigma = _latency(rng, 0.05, 1.0)
+    growth = round(rng.uniform(0.2, 2.0), 2)
+    base = _mean(lat, sigma)
+    rate = _rate_for(rng, base * (1 + 0.7 * MAX_CONCURRENCY / 100 * growth), 2, 100)
+    mean = base / (1 - growth * rate * base / 100)  # (as in the latency family)
+    window = rng.random() < 0.5
+    ra = {"retry_after": "gateway", "retry_after_s": 60.0} if window else _ra(rng, ("none", "exact"))
+    p = dict(cap="window 60 s" if window else "bucket", rate=rate, latency=lat, sigma=sigma, growth_per_100=growth,
+             **ra)
+
+    def make():
+        cap = Cap("window", n=max(20, round(rate * 60)), period=60.0, phase=round(seed * 7.3 % 60, 2), **ra) \
+            if window else Cap("bucket", rate=rate, burst=max(1.0, rate / 2), **ra)
+        return Setup([Server([cap], latency=lat, sigma=sigma, load_latency=growth, load_ref=100,
+                             reject_latency=None)], [_photos(rate, 240 if window else 40, 0, mean)], [[cap]],
+                     mean_latency=mean)
+    return p, make
+
+
 def _noise(rng, seed):
     lat, sigma = _latency(rng, 0.1, 2.0)
     rate = _rate_for(rng, _mean(lat, sigma), 5, 150)
@@ -261,6 +285,7 @@ FAMILIES: dict[str, tuple[str, Callable]] = {
     "step": ("cap halves, then doubles back", _step),
     "latency": ("latency 0.1-5 s growing with load", _latency_family),
     "noise": ("0-8% 5xx/200-errors/drops, 0-2% 402s", _noise),
+    "gateway": ("a loaded gateway: latency grows with load, refusals as slow as answers", _gateway),
     "shared": ("2-8 models behind one key-wide cap", lambda rng, s: _several(rng, s, True)),
     "own": ("2-8 models, each behind its own cap", lambda rng, s: _several(rng, s, False)),
     "processes": ("two processes on one key-wide cap", lambda rng, s: _several(rng, s, True, processes=True)),

@@ -7,14 +7,15 @@ what the server took lately. Under the ceiling, refusals no more than chance all
 lately are noise; a 402 in-flight budget is never a rate. Refusals above every in-flight level the server took are
 an in-flight cap: the window W is set under them (a first reading is retested after a round trip; a refusal under a
 reading says it was a rate's). R climbs back to its ceiling in PROBE_SENDS sends (at most PROBE_MAX_S), then past
-it, doubling; W likewise, one more, two, four...; both to at most HEADROOM x what was taken. REFUSED refusals in a
-row are a spent quota or a pause: one probe at a time, backing off to BACKOFF_MAX_S; a refusal that outlasted the
-open stretch before it was a quota spent early, and R becomes what the server took over that cycle; within
-QUOTA_CYCLES of them from its refill, a first refusal is that quota spent again and pauses at once. A server's
-Retry-After (or reset hint) may bring a probe forward, until a probe it timed is refused (a fixed one is often
-wrong): then never again. Refusals of sends from before a cut move nothing; failures and drops move nothing. On a
-key (limit/key.py) a model's first cut is at least an equal share of what the key took, and once the cap is seen to
-be the key's, the key's limiter decides for every model. Every change goes into a bounded history with its reason.
+it, doubling (never faster than 1 / BETA per refusal latency); W likewise, one more, two, four...; both to at most
+HEADROOM x what was taken. REFUSED refusals in a row are a spent quota or a pause: one probe at a time, backing off
+to BACKOFF_MAX_S; a refusal that outlasted the open stretch before it was a quota spent early, and R becomes what
+the server took over that cycle; within QUOTA_CYCLES of them from its refill, a first refusal is that quota spent
+again and pauses at once. A server's Retry-After (or reset hint) may bring a probe forward, until a probe it timed
+is refused (a fixed one is often wrong): then never again. Refusals of sends from before a cut move nothing;
+failures and drops move nothing. On a key (limit/key.py) a model's first cut is at least an equal share of what the
+key took, and once the cap is seen to be the key's, the key's limiter decides for every model. Every change goes
+into a bounded history with its reason.
 """
 from __future__ import annotations
 
@@ -100,8 +101,11 @@ class PacedLimiter(LimitHistory):
         return max(0.0, n) / max(now - t0, self._rtt if now - self._first < self._rtt else 1e-3)  # (or the start's)
 
     def _k(self, per_s: float) -> float:
-        """Seconds of a probe cycle at `per_s` requests per second: PROBE_SENDS of them, at most PROBE_MAX_S."""
-        return min(self.PROBE_MAX_S, self.PROBE_SENDS / max(per_s, 1e-3))
+        """Seconds of a probe cycle at `per_s` requests per second: PROBE_SENDS of them, at most PROBE_MAX_S; and
+        at least so long that while a refusal is on its way (a loaded gateway's are as slow as its answers) the
+        probe past the ceiling, doubling every k/2, grows the rate by no more than a cut takes off (1 / BETA)."""
+        return max(min(self.PROBE_MAX_S, self.PROBE_SENDS / max(per_s, 1e-3)),
+                   2 / math.log2(1 / self.BETA) * self._refusal_s)
 
     def _curve(self, ceiling: float, t_set: float, now: float, k: float) -> float:
         """CUBIC's probe: BETA x ceiling when set, back at the ceiling after k seconds, then ever faster."""

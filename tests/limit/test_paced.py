@@ -219,6 +219,29 @@ def test_the_pacer_keeps_no_slack_for_a_late_send():
     assert lim.wait_time() == pytest.approx(1.0 / lim.rate(), rel=0.01)
 
 
+def test_a_refusal_on_its_way_bounds_the_probe_s_growth(monkeypatch):
+    # a loaded gateway's refusals take as long as its answers (LiteLLM on 2 cores: 0.4 s at 10 in flight, 2.1 s at
+    # 80): gateway seed 26, a 49/s bucket at 0.7 s growing 2x per 100 in flight. A probe cycle shorter than a few
+    # refusal latencies doubles the rate past the cap before the first refusal comes back.
+    def probe_cycle_by_sends_only(self, per_s):
+        return min(self.PROBE_MAX_S, self.PROBE_SENDS / max(per_s, 1e-3))
+
+    ours = run_family("gateway", 26)
+    monkeypatch.setattr(PacedLimiter, "_k", probe_cycle_by_sends_only)
+    unbounded = run_family("gateway", 26)
+    assert ours["throttled"] <= 5 and ours["util"] >= 98, ours  # 3.3%, 99.7%
+    assert unbounded["throttled"] >= 20, unbounded  # 36.8%: the case this rule is for
+
+
+def test_a_probe_cycle_is_at_least_a_few_refusal_latencies():
+    lim, clock = make()
+    lim._refusal_s = 0.0
+    assert lim._k(100.0) == pytest.approx(1.0)  # PROBE_SENDS at 100/s
+    lim._refusal_s = 2.0  # a refusal takes 2 s: the rate may grow by 1 / BETA per 2 s at most
+    k = lim._k(100.0)
+    assert 2 ** (2 * 2.0 / k) == pytest.approx(1 / lim.BETA)
+
+
 def test_a_first_in_flight_reading_takes_two_refusals_and_is_tested_again():
     lim, clock = make(8, 256)
     ks = [lim.start() for _ in range(8)]
@@ -324,6 +347,10 @@ WORST = [
     ("own", 10, 97, 6.5),  # 5.6%
     ("processes", 50, 90, 7),  # 91.9% (two processes: target 85, met)
     ("processes", 67, 98, 2),  # 100.0% (87.9% before)
+    ("gateway", 11, 67, 18.5),  # 69.0%, 17.3%: a 2.2/s bucket with a burst of 1 at 0.25 s, 87 photos; the start's
+    #                             8 sends at once alone are 7.5% refused (67.6% with a probe cycle blind to a
+    #                             refusal's latency)
+    ("gateway", 19, 99, 21.5),  # 20.5%: 134 per clock minute, refusals saying wait 60 s
     ("processes", 32, 98, 9.5),  # 8.2% (target 10; 11.1% before a quota spent again paused at its first refusal,
     #                              8.6% while any refusal under the ceiling took more than 5% of the sends since the
     #                              cut to count: two processes' refusals are each other's)

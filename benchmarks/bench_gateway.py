@@ -2,7 +2,7 @@
 
     uv run --group bench python benchmarks/bench_gateway.py [--rpm 120] [--minutes 4] [--policies adaptive,reference]
 
-LiteLLM 1.108.7 (installed by .ci/run; see docs/gateways.md) serves one deployment that answers by itself
+LiteLLM (the version .ci/run installs; see docs/gateways.md) serves one deployment that answers by itself
 (mock_response) and takes `--rpm` requests per UTC clock minute (usage-based-routing-v2; LiteLLM lets rpm - 1 of
 them through). Its 429s carry `llm_provider-retry-after: 60` and no Retry-After. Each
 policy runs `--minutes` x rpm photos through the real runner (`run_models`, as the CLI), one after another on one
@@ -28,7 +28,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 sys.path.insert(0, str(REPO / "tests"))
 from benchlib import machine, table, write_photos  # noqa: E402
-from gateway.conftest import find_litellm, mock_deployment, start_litellm  # noqa: E402
+from gateway.conftest import LITELLM_VERSION, find_litellm, mock_deployment, start_litellm  # noqa: E402
 
 from hotdogbench_core import RunSettings, load_dataset  # noqa: E402
 from hotdogbench_core.run.session import run_models  # noqa: E402
@@ -98,7 +98,7 @@ def main(argv=None) -> int:
                 print(f"{policy}: {r}", file=sys.stderr)
                 rows.append([policy, r["photos"], f"{r['util']:.1f}", f"{r['throttled']:.1f}", r["lost"],
                              f"{r['wall']:.0f}", f"{r['ideal']:.0f}", " ".join(map(str, r["per_minute"]))])
-    print(f"LiteLLM 1.108.7, {args.rpm} requests per clock minute; {machine()}")
+    print(f"LiteLLM {LITELLM_VERSION}, {args.rpm} requests per clock minute; {machine()}")
     print(table(rows, ["policy", "photos", "util %", "throttled %", "lost", "wall s", "ideal s",
                        "answers per minute"]))
     return 0

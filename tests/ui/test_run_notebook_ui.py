@@ -290,7 +290,7 @@ def test_widget_changed_mid_run_changes_the_next_run_and_results_stay(nb, shots)
     first = prepare(page, JEV, latency=0.05)
     press(page, "Run")
     results_heading(page, first).wait_for(timeout=90_000)  # a finished run: its results are on the page
-    name = prepare(page, LUNA, rate=12)  # 66 photos at 12/s: about 5.5 s, long enough to change things
+    name = prepare(page, LUNA, rate=4)  # 66 photos at 4/s: about 16 s, long enough to change things on a busy machine
     press(page, "Run")
     wait_until(lambda: settled(out, name) > 5, what="photos settled")
     simulator(page, latency=0.3)  # a simulator knob, mid-run

@@ -158,6 +158,9 @@ class Server:
         med = self.latency * (1 + self.load_latency * self.in_flight / self.load_ref)
         return rng.lognormvariate(math.log(med), self.sigma) if self.sigma else med
 
+    def refusal_latency(self, rng) -> float:
+        return self.answer_latency(rng) if self.reject_latency is None else self.reject_latency
+
 
 @dataclass
 class Client:
@@ -284,15 +287,16 @@ class _Simulation:
         t, srv, rng = now - self.t0, c.server, self.rng
         if srv.refuse_402 and rng.random() < srv.refuse_402:
             c.sends.append((t, False, True))
-            self.push(now + srv.reject_latency, "reply",
-                      (c, "rate", srv.reject_latency, 1.0, n + 1, first_t, k, None, failed, IN_FLIGHT_402))
+            refusal_s = srv.refusal_latency(rng)
+            self.push(now + refusal_s, "reply",
+                      (c, "rate", refusal_s, 1.0, n + 1, first_t, k, None, failed, IN_FLIGHT_402))
             return
         for cap in srv.caps:
             wait_cap = cap.check(t)
             if wait_cap is not None:
                 c.sends.append((t, False, True))
                 ra = retry_hint(cap.headers(wait_cap, t, rng), EPOCH + t)
-                refusal_s = srv.answer_latency(rng) if srv.reject_latency is None else srv.reject_latency
+                refusal_s = srv.refusal_latency(rng)
                 self.push(now + refusal_s, "reply", (c, "rate", refusal_s, ra, n + 1, first_t, k, None, failed,
                                                      IN_FLIGHT_402 if cap.status == 402 else "429"))
                 return

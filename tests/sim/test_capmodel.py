@@ -41,3 +41,12 @@ def test_a_loaded_gateway_refuses_as_slowly_as_it_answers():
     assert min(refused) >= 0.8
     assert max(refused) > 0.8 and max(answered) > 0.8  # the load (requests in flight) slows both
     assert sum(refused) / len(refused) == pytest.approx(sum(answered) / len(answered), rel=0.5)
+
+
+def test_a_random_402_from_a_loaded_gateway_is_as_slow_too():
+    clock = FakeClock(0.0)
+    lim = Recording(4, 16, clock=clock)
+    server = Server([], latency=0.5, sigma=0.0, refuse_402=0.3, reject_latency=None)
+    simulate([Client(lim, server, 30)], clock, seed=5)
+    refused = [lat for kind, lat in lim.replies if kind == "rate"]
+    assert refused and min(refused) >= 0.5

@@ -1,7 +1,7 @@
 """The scenario families over real HTTP: the real runner against the simulator in a child process, a few draws each.
 
-    uv run python benchmarks/bench_families_http.py [--draws 2] [--families a,b] [--policies adaptive,reference]
-        [--scale 0.3]
+    uv run python benchmarks/bench_families_http.py [--draws 2 | --seeds 3,35] [--families a,b]
+        [--policies adaptive,reference] [--scale 0.3]
 
 The fake-clock model (bench_families.py) is the primary evidence; this confirms it with the runner, the HTTP
 client, the journal and the classifier in the loop. Each draw of benchmarks/scenarios.py becomes a SimConfig:
@@ -158,18 +158,25 @@ def run_draw(family: str, seed: int, policy: str, scale: float, tmp: Path) -> di
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--draws", type=int, default=2)
+    ap.add_argument("--seeds", help="these seeds (comma-separated, e.g. a family's worst draws on the model) "
+                                    "instead of the first --draws")
     ap.add_argument("--families", default=",".join(FAMILIES))
     ap.add_argument("--policies", default="adaptive")
     ap.add_argument("--scale", type=float, default=0.3, help="photos per draw, as a share of the model's")
     args = ap.parse_args(argv)
-    print(f"# bench_families_http: {machine()}; {args.draws} draws per family, photos x{args.scale}", flush=True)
+    try:
+        seeds = [int(x) for x in args.seeds.split(",")] if args.seeds else list(range(args.draws))
+    except ValueError:
+        ap.error(f"--seeds must be whole numbers separated by commas, not {args.seeds!r}")
+    print(f"# bench_families_http: {machine()}; seeds {', '.join(map(str, seeds))} of each family, photos "
+          f"x{args.scale}", flush=True)
     t_start = time.perf_counter()
     rows = []
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         for fam in args.families.split(","):
             for policy in args.policies.split(","):
-                rs = [run_draw(fam, seed, policy, args.scale, tmp) for seed in range(args.draws)]
+                rs = [run_draw(fam, seed, policy, args.scale, tmp) for seed in seeds]
                 for r in rs:
                     print(f"  {fam:9s} {policy:9s} seed {r['seed']}: util {r['util']:5.1f}% throttled "
                           f"{r['throttled']:4.1f}%" + (f" fair {r['fair']:.2f}" if r["fair"] is not None else "")

@@ -159,6 +159,7 @@ class Server:
         return rng.lognormvariate(math.log(med), self.sigma) if self.sigma else med
 
     def refusal_latency(self, rng) -> float:
+        """Seconds to a refusal: reject_latency, or an answer's latency at the load now when that is None."""
         return self.answer_latency(rng) if self.reject_latency is None else self.reject_latency
 
 

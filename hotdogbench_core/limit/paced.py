@@ -9,13 +9,13 @@ an in-flight cap: the window W is set under them (a first reading is retested af
 reading says it was a rate's). R climbs back to its ceiling in PROBE_SENDS sends (at most PROBE_MAX_S), then past
 it, doubling (never faster than 1 / BETA per refusal latency); W likewise, one more, two, four...; both to at most
 HEADROOM x what was taken. REFUSED refusals in a row are a spent quota or a pause: one probe at a time, backing off
-to BACKOFF_MAX_S; a refusal that outlasted the open stretch before it was a quota spent early, and R becomes what
-the server took over that cycle; within QUOTA_CYCLES of them from its refill, a first refusal is that quota spent
-again and pauses at once. A server's Retry-After (or reset hint) may bring a probe forward, until a probe it timed
-is refused (a fixed one is often wrong): then never again. Refusals of sends from before a cut move nothing;
-failures and drops move nothing. On a key (limit/key.py) a model's first cut is at least an equal share of what the
-key took, and once the cap is seen to be the key's, the key's limiter decides for every model. Every change goes
-into a bounded history with its reason.
+to BACKOFF_MAX_S (or a quarter of the last spent quota's refusal); a refusal that outlasted the open stretch before
+it was a quota spent early, and R becomes what the server took over that cycle; within QUOTA_CYCLES of them from its
+refill, a first refusal is that quota spent again and pauses at once. A server's Retry-After (or reset hint) may
+bring a probe forward, until a probe it timed is refused (a fixed one is often wrong): then never again. Refusals of
+sends from before a cut move nothing; failures and drops move nothing. On a key (limit/key.py) a model's first cut
+is at least an equal share of what the key took, and once the cap is seen to be the key's, the key's limiter decides
+for every model. Every change goes into a bounded history with its reason.
 """
 from __future__ import annotations
 
@@ -36,8 +36,9 @@ class PacedLimiter(LimitHistory):
     PROBE_MAX_S = 6.0  # ... but at most this long: a doubled cap is at 1.8x the old ceiling 6 + 2.5 s after a cut
     HEADROOM = 2.0  # the probe runs at most this far past what the server was seen to take (rate and in flight)
     REFUSED = 3  # this many refusals in a row with nothing taken between: a spent quota, not a rate
-    BACKOFF_MAX_S = 4.0  # while refused, probes back off from 1/16 of this up to it: a window's boundary is missed
-    #                      by at most this, and a minute's refusal costs about ten probes
+    BACKOFF_MAX_S = 4.0  # while refused, probes back off from 1/16 of this up to it (or to a quarter of the last
+    #                      spent quota's refusal, if longer): a window's boundary is missed by at most that, and a
+    #                      quota's refusal costs at most about seven probes, however long (a 50 s one, 14 at 4 s)
     QUOTA_CYCLES = 1.5  # a refusal within this many of a spent quota's cycles from its refill is that quota spent
     #                     again: its next cycle, and half of one for a refill placed only to within a probe's back-off
     RETRY_BASE_S = 0.1  # a refused photo without Retry-After waits up to this x 2**attempts: the pacer keeps the rate
@@ -278,9 +279,10 @@ class PacedLimiter(LimitHistory):
         """Refused in a row: the next probe waits a back-off (or a server's hint, while trusted)."""
         first = self._in_row == self.REFUSED
         if first or sent_at >= self._refused_since:  # (refusals of sends from before the pause: no back-off)
-            # after a quota's refusal of S s, the next one's probes start at S/8: three doublings reach S
+            # after a quota's refusal of S s, the next one's probes start at S/8, back off to S/4 (or BACKOFF_MAX_S)
             first_s = min(self.BACKOFF_MAX_S / 4, max(self.BACKOFF_MAX_S / 16, self._spent_s / 8))
-            self._backoff = first_s if first else min(self.BACKOFF_MAX_S, self._backoff * 2)
+            longest = max(self.BACKOFF_MAX_S, self._spent_s / 4)
+            self._backoff = first_s if first else min(longest, self._backoff * 2)
             self._early = 2 if self._early and not first else self._early
         counted = retry_after is not None and retry_after < self._hinted / 2  # it counts down: the probe it
         self._trust = self._trust and (first or not self._hinted or counted)  # timed was a hair early

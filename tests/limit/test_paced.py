@@ -418,6 +418,21 @@ def test_fixed_window_refill_is_found_and_paced():
     assert c.rejects / c.attempts <= 0.04  # (2.3%: the quota is spent before some boundaries, then probed)
 
 
+def test_a_long_quota_pause_is_probed_a_few_times_and_its_refill_found():
+    # 120 per clock minute (the LiteLLM case): each minute's quota runs out some 20-40 s in, and the pause until the
+    # refill is probed with a back-off up to a quarter of the last such pause (at 4 s at most, 14 probes for 50 s)
+    clock = FakeClock(0.0)
+    lim = PacedLimiter(8, 256, clock=clock)
+    c = Client(lim, Server([Cap("window", n=120, period=60.0, phase=10.0)], latency=0.3, sigma=0.3), 600)
+    simulate([c], clock, seed=2)
+    assert c.exhausted == 0 and c.done == 600
+    minutes = range(1, 4)  # after the first: whole clock minutes, each from a refill
+    taken = [sum(1 for t, ok, _ in c.sends if ok and 10 + 60 * k <= t < 70 + 60 * k) for k in minutes]
+    refused = [sum(1 for t, _, r in c.sends if r and 10 + 60 * k <= t < 70 + 60 * k) for k in minutes]
+    assert min(taken) >= 118, taken  # every refill found in time to spend the quota (LiteLLM: 119 of 120)
+    assert max(refused) <= 6, refused  # 5, 5, 0 (8, 6, 0 while the back-off stopped at 4 s)
+
+
 def test_time_budgeted_retries_outlast_a_minute_window():
     # 60 per clock minute, no Retry-After: the reference's 8 attempts give up inside the minute; a time budget
     # does not

@@ -345,14 +345,14 @@ WORST = [
     ("noise", 47, 91, 3.5),  # 92.5%, 3.4% (from 77.8%, 2.3%: slow start no longer ends at one random 402)
     ("noise", 17, 96, 9.5),  # 9.2%: 6/s, 1.9% random 402s (refusals, though no longer cuts) and a fixed
     #                           Retry-After; 8.5% while 402s cut the pace (a lower pace, as many 402s per send)
-    ("own", 89, 85, 3),  # 90.3%: the worst model of 8 behind caps of their own
-    ("own", 10, 97, 6.5),  # 5.6%
-    ("processes", 50, 90, 7),  # 91.9% (two processes: target 85, met)
-    ("processes", 67, 98, 2),  # 100.0% (87.9% before)
     ("gateway", 11, 67, 18.5),  # 69.0%, 17.3%: a 2.2/s bucket with a burst of 1 at 0.25 s, 87 photos; the start's
     #                             8 sends at once alone are 7.5% refused (67.6% with a probe cycle blind to a
     #                             refusal's latency)
     ("gateway", 19, 99, 21.5),  # 20.2%: 134 per clock minute, refusals saying wait 60 s
+    ("own", 89, 85, 3),  # 90.3%: the worst model of 8 behind caps of their own
+    ("own", 10, 97, 6.5),  # 5.6%
+    ("processes", 50, 90, 7),  # 91.9% (two processes: target 85, met)
+    ("processes", 67, 98, 2),  # 100.0% (87.9% before)
     ("processes", 32, 98, 9.5),  # 8.2% (target 10; 11.1% before a quota spent again paused at its first refusal,
     #                              8.6% while any refusal under the ceiling took more than 5% of the sends since the
     #                              cut to count: two processes' refusals are each other's)

@@ -1,0 +1,110 @@
+"""The limiter against a real reverse proxy's limits: nginx's limit_req (a leaky bucket) and limit_conn (in flight).
+
+    uv run --group bench python benchmarks/bench_nginx.py [--seconds 30] [--policies adaptive,reference]
+        [--cases strict,burst,slow,inflight,both]
+
+nginx (Debian's; tests/gateway/nginx.py starts it) stands in front of the project's simulator, which answers
+after a lognormal latency (median 0.2 s, sigma 0.3) and has no caps of its own. Each case runs rate x --seconds
+photos through the real runner (`run_models`, as the CLI), one policy after another, each on a fresh nginx (its
+bucket full). nginx's 429s carry no Retry-After. Cases:
+
+- strict: limit_req 20/s, burst 0 (a request sooner than 50 ms after the last one taken is refused)
+- burst: limit_req 20/s, burst 20, nodelay
+- slow: limit_req 4/s, burst 0
+- inflight: limit_conn 6 (at 0.2 s: about 29/s)
+- both: limit_req 25/s burst 5, and limit_conn 4 (about 19/s: the in-flight cap binds)
+
+Figures from nginx's own access log (the server's count, not the client's; tests/gateway/nginx.py's `use`):
+throttled = 429s / chat requests; utilization over the saturated span, from 2 s after the first answer until 85%
+of the photos were answered: limit_req, answers in the span / (rate x span); limit_conn, the mean number in flight
+/ n; both, the greater of the two. lost = photos that ended "retries exhausted".
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "benchmarks"))
+sys.path.insert(0, str(REPO / "tests"))
+from benchlib import SimProcess, machine, table, write_photos  # noqa: E402
+from gateway.nginx import find_nginx, start_nginx, use  # noqa: E402
+
+from hotdogbench_core import RunSettings, load_dataset  # noqa: E402
+from hotdogbench_core.run.session import run_models  # noqa: E402
+
+MODEL = "openai/gpt-6-luna"
+LATENCY_S, SIGMA = 0.2, 0.3
+CASES = {  # name: (limit_req rate per s or None, burst, limit_conn n or None)
+    "strict": (20.0, 0, None),
+    "burst": (20.0, 20, None),
+    "slow": (4.0, 0, None),
+    "inflight": (None, 0, 6),
+    "both": (25.0, 5, 4),
+}
+
+
+def ideal_rate(case: str) -> float:
+    rate, _, n = CASES[case]
+    by_conn = n / (LATENCY_S * 1.046) if n else float("inf")  # (the lognormal's mean: median x e^(sigma^2 / 2))
+    return min(rate or float("inf"), by_conn)
+
+
+def run_case(case: str, policy: str, seconds: float, tmp: Path, upstream: str) -> dict:
+    rate, burst, n = CASES[case]
+    photos = max(20, round(ideal_rate(case) * seconds))
+    path = write_photos(tmp / f"{case}.parquet", photos)
+    ds = load_dataset(path)
+    answered: list[float] = []
+
+    def on_event(e):
+        if type(e).__name__ == "PhotoDone" and e.result.error is None:
+            answered.append(time.time())
+
+    with start_nginx(upstream, tmp / f"nginx-{case}-{policy}", rate_per_s=rate, burst=burst, max_in_flight=n) as gw:
+        settings = RunSettings(api_key="sk-bench", base_url=gw.base_url, limiter=policy)
+        t0 = time.time()
+        res = asyncio.run(run_models([MODEL], ds, settings, out=tmp / f"out-{case}-{policy}", run_name="r",
+                                     on_event=on_event))
+        wall = time.time() - t0
+    util, throttled = use(gw.requests(), photos, rate, n)
+    conc = res.summaries[0]["concurrency"]
+    return {"case": case, "policy": policy, "photos": photos, "answered": len(answered), "wall": wall,
+            "ideal": photos / ideal_rate(case), "lost": conc.get("retries_exhausted", 0), "util": util,
+            "throttled": throttled}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seconds", type=float, default=30.0, help="photos = the case's rate x this")
+    ap.add_argument("--policies", default="adaptive,reference")
+    ap.add_argument("--cases", default=",".join(CASES))
+    args = ap.parse_args(argv)
+    nginx, why = find_nginx()
+    if nginx is None:
+        print(why, file=sys.stderr)
+        return 2
+    version = __import__("subprocess").run([str(nginx), "-v"], capture_output=True, text=True).stderr.strip()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp, \
+            SimProcess({"latency_s": LATENCY_S, "latency_sigma": SIGMA, "seed": 0}) as sim:
+        tmp = Path(tmp)
+        for case in args.cases.split(","):
+            for policy in args.policies.split(","):
+                r = run_case(case, policy, args.seconds, tmp, sim.base_url)
+                print(f"{case} {policy}: {r}", file=sys.stderr)
+                rows.append([case, policy, r["photos"], f"{ideal_rate(case):.1f}", f"{r['util']:.1f}",
+                             f"{r['throttled']:.1f}", r["lost"], r["photos"] - r["answered"],
+                             f"{r['wall']:.1f}", f"{r['ideal']:.1f}"])
+    print(f"{version}; simulator latency {LATENCY_S} s (sigma {SIGMA}); {machine()}")
+    print(table(rows, ["case", "policy", "photos", "cap /s", "util %", "throttled %", "lost", "unanswered",
+                       "wall s", "ideal s"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

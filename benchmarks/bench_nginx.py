@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import subprocess
 import sys
 import tempfile
 import time
@@ -88,7 +89,7 @@ def main(argv=None) -> int:
     if nginx is None:
         print(why, file=sys.stderr)
         return 2
-    version = __import__("subprocess").run([str(nginx), "-v"], capture_output=True, text=True).stderr.strip()
+    version = subprocess.run([str(nginx), "-v"], capture_output=True, text=True).stderr.strip()
     rows = []
     with tempfile.TemporaryDirectory() as tmp, \
             SimProcess({"latency_s": LATENCY_S, "latency_sigma": SIGMA, "seed": 0}) as sim:

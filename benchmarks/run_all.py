@@ -16,9 +16,9 @@ import bench_client
 import bench_families
 import bench_families_http
 import bench_gateway
-import bench_nginx
 import bench_limiter
 import bench_model
+import bench_nginx
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

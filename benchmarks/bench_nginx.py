@@ -13,16 +13,20 @@ bucket full). nginx's 429s carry no Retry-After. Cases:
 - slow: limit_req 4/s, burst 0
 - inflight: limit_conn 6 (at 0.2 s: about 29/s)
 - both: limit_req 25/s burst 5, and limit_conn 4 (about 19/s: the in-flight cap binds)
+- processes: limit_req 20/s burst 10, shared by two hotdogbench processes started together (nginx counts per client
+  address: both are 127.0.0.1), each with half the photos
 
 Figures from nginx's own access log (the server's count, not the client's; tests/gateway/nginx.py's `use`):
 throttled = 429s / chat requests; utilization over the saturated span, from 2 s after the first answer until 85%
 of the photos were answered: limit_req, answers in the span / (rate x span); limit_conn, the mean number in flight
-/ n; both, the greater of the two. lost = photos that ended "retries exhausted".
+/ n; both, the greater of the two. lost = photos that ended "retries exhausted". fairness (processes): Jain's index
+of the processes' answers until the first of them had 85% of its photos answered (the client's count).
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
+import multiprocessing as mp
 import subprocess
 import sys
 import tempfile
@@ -33,50 +37,78 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 sys.path.insert(0, str(REPO / "tests"))
 from benchlib import SimProcess, machine, table, write_photos  # noqa: E402
-from gateway.nginx import find_nginx, start_nginx, use  # noqa: E402
+from gateway.nginx import SATURATED, find_nginx, start_nginx, use  # noqa: E402
 
 from hotdogbench_core import RunSettings, load_dataset  # noqa: E402
 from hotdogbench_core.run.session import run_models  # noqa: E402
 
 MODEL = "openai/gpt-6-luna"
 LATENCY_S, SIGMA = 0.2, 0.3
-CASES = {  # name: (limit_req rate per s or None, burst, limit_conn n or None)
-    "strict": (20.0, 0, None),
-    "burst": (20.0, 20, None),
-    "slow": (4.0, 0, None),
-    "inflight": (None, 0, 6),
-    "both": (25.0, 5, 4),
+CASES = {  # name: (limit_req rate per s or None, burst, limit_conn n or None, hotdogbench processes)
+    "strict": (20.0, 0, None, 1),
+    "burst": (20.0, 20, None, 1),
+    "slow": (4.0, 0, None, 1),
+    "inflight": (None, 0, 6, 1),
+    "both": (25.0, 5, 4, 1),
+    "processes": (20.0, 10, None, 2),
 }
 
 
 def ideal_rate(case: str) -> float:
-    rate, _, n = CASES[case]
+    rate, _, n, _ = CASES[case]
     by_conn = n / (LATENCY_S * 1.046) if n else float("inf")  # (the lognormal's mean: median x e^(sigma^2 / 2))
     return min(rate or float("inf"), by_conn)
 
 
-def run_case(case: str, policy: str, seconds: float, tmp: Path, upstream: str) -> dict:
-    rate, burst, n = CASES[case]
-    photos = max(20, round(ideal_rate(case) * seconds))
-    path = write_photos(tmp / f"{case}.parquet", photos)
-    ds = load_dataset(path)
+def run_one(base_url: str, photos_path: str, out: str, policy: str, conn=None) -> dict:
+    """One hotdogbench run (a process of its own when conn is given: it sends the result back)."""
     answered: list[float] = []
 
     def on_event(e):
         if type(e).__name__ == "PhotoDone" and e.result.error is None:
             answered.append(time.time())
 
-    with start_nginx(upstream, tmp / f"nginx-{case}-{policy}", rate_per_s=rate, burst=burst, max_in_flight=n) as gw:
-        settings = RunSettings(api_key="sk-bench", base_url=gw.base_url, limiter=policy)
-        t0 = time.time()
-        res = asyncio.run(run_models([MODEL], ds, settings, out=tmp / f"out-{case}-{policy}", run_name="r",
-                                     on_event=on_event))
-        wall = time.time() - t0
-    util, throttled = use(gw.requests(), photos, rate, n)
+    settings = RunSettings(api_key="sk-bench", base_url=base_url, limiter=policy)
+    res = asyncio.run(run_models([MODEL], load_dataset(photos_path), settings, out=out, run_name="r",
+                                 on_event=on_event))
     conc = res.summaries[0]["concurrency"]
-    return {"case": case, "policy": policy, "photos": photos, "answered": len(answered), "wall": wall,
-            "ideal": photos / ideal_rate(case), "lost": conc.get("retries_exhausted", 0), "util": util,
-            "throttled": throttled}
+    out = {"answered": answered, "throttles": conc.get("throttles", 0), "lost": conc.get("retries_exhausted", 0)}
+    if conn is not None:
+        conn.send(out)
+    return out
+
+
+def jain(xs: list[float]) -> float:
+    return sum(xs) ** 2 / (len(xs) * sum(x * x for x in xs)) if any(xs) else 1.0
+
+
+def run_case(case: str, policy: str, seconds: float, tmp: Path, upstream: str) -> dict:
+    """Each process runs its own photos (a share of rate x seconds); several start together, as two people's
+    notebooks on one key would."""
+    rate, burst, n, k = CASES[case]
+    photos = max(20, round(ideal_rate(case) * seconds / k))
+    path = str(write_photos(tmp / f"{case}.parquet", photos))
+    with start_nginx(upstream, tmp / f"nginx-{case}-{policy}", rate_per_s=rate, burst=burst, max_in_flight=n) as gw:
+        t0 = time.time()
+        if k == 1:
+            runs = [run_one(gw.base_url, path, str(tmp / f"out-{case}-{policy}"), policy)]
+        else:
+            ctx = mp.get_context("spawn")
+            pipes = [ctx.Pipe() for _ in range(k)]
+            procs = [ctx.Process(target=run_one, args=(gw.base_url, path, str(tmp / f"out-{case}-{policy}-{i}"),
+                                                       policy, child)) for i, (_, child) in enumerate(pipes)]
+            for p in procs:
+                p.start()
+            runs = [parent.recv() for parent, _ in pipes]
+            for p in procs:
+                p.join()
+        wall = time.time() - t0
+    util, throttled = use(gw.requests(), photos * k, rate, n)
+    first_done = min(sorted(r["answered"])[max(0, int(SATURATED * photos) - 1)] for r in runs)
+    return {"case": case, "policy": policy, "photos": photos * k, "answered": sum(len(r["answered"]) for r in runs),
+            "wall": wall, "ideal": photos * k / ideal_rate(case), "lost": sum(r["lost"] for r in runs),
+            "util": util, "throttled": throttled,
+            "fair": jain([sum(1 for t in r["answered"] if t <= first_done) for r in runs]) if k > 1 else None}
 
 
 def main(argv=None) -> int:
@@ -99,10 +131,10 @@ def main(argv=None) -> int:
                 r = run_case(case, policy, args.seconds, tmp, sim.base_url)
                 print(f"{case} {policy}: {r}", file=sys.stderr)
                 rows.append([case, policy, r["photos"], f"{ideal_rate(case):.1f}", f"{r['util']:.1f}",
-                             f"{r['throttled']:.1f}", r["lost"], r["photos"] - r["answered"],
-                             f"{r['wall']:.1f}", f"{r['ideal']:.1f}"])
+                             f"{r['throttled']:.1f}", "-" if r["fair"] is None else f"{r['fair']:.2f}", r["lost"],
+                             r["photos"] - r["answered"], f"{r['wall']:.1f}", f"{r['ideal']:.1f}"])
     print(f"{version}; simulator latency {LATENCY_S} s (sigma {SIGMA}); {machine()}")
-    print(table(rows, ["case", "policy", "photos", "cap /s", "util %", "throttled %", "lost", "unanswered",
+    print(table(rows, ["case", "policy", "photos", "cap /s", "util %", "throttled %", "fairness", "lost", "unanswered",
                        "wall s", "ideal s"]))
     return 0
 

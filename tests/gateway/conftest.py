@@ -122,12 +122,13 @@ class LiteLLMProxy:
         return {"Authorization": f"Bearer {key or self.master_key}"}
 
 
-def _stop(proc: subprocess.Popen) -> None:
-    """The proxy and everything it started: its process group (it was started in a session of its own)."""
+def _stop(proc: subprocess.Popen, first: int = signal.SIGTERM) -> None:
+    """A server and everything it started: its process group (it was started in a session of its own); `first`
+    asks it to stop, SIGKILL follows after 10 s."""
     if proc.poll() is not None:
         return
     with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGTERM)
+        os.killpg(proc.pid, first)
     try:
         proc.wait(timeout=10)
     except subprocess.TimeoutExpired:

@@ -27,7 +27,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from .conftest import _die_with_parent, free_port, loopback_env
+from .conftest import _die_with_parent, _stop, free_port, loopback_env
 
 START_TIMEOUT_S = 20.0  # nginx is ready in ~0.05 s; a loaded CI machine may take longer
 SATURATED = 0.85  # a run's saturated span ends when this share of its photos is answered
@@ -129,18 +129,6 @@ def use(requests: list[tuple[float, int, float]], photos: int, rate_per_s: float
     return max(used), throttled
 
 
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGQUIT)  # (nginx's graceful stop: the access log is flushed)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
-
-
 @contextlib.contextmanager
 def start_nginx(upstream_url: str, workdir: Path, *, rate_per_s: float | None = None, burst: int = 0,
                 max_in_flight: int | None = None, executable: Path | None = None):
@@ -180,5 +168,5 @@ def start_nginx(upstream_url: str, workdir: Path, *, rate_per_s: float | None = 
                 time.sleep(0.02)
         yield gw
     finally:
-        _stop(proc)
+        _stop(proc, signal.SIGQUIT)  # (nginx's graceful stop: the access log is complete)
         log.close()

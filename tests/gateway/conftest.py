@@ -137,6 +137,23 @@ def _stop(proc: subprocess.Popen, first: int = signal.SIGTERM) -> None:
         proc.wait(timeout=10)
 
 
+def wait_ready(proc: subprocess.Popen, url: str, name: str, timeout_s: float, tail, poll_s: float = 0.1,
+               ok=lambda response: True) -> float:
+    """Poll `url` until `ok(response)`; fail the test if the server exits or is not ready within timeout_s, with
+    `tail()` (its log's end). Returns the seconds it took."""
+    t0 = time.monotonic()
+    with httpx.Client(trust_env=False, timeout=2.0) as client:
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"{name} exited ({proc.returncode}) before it was ready:\n{tail()}")
+            if time.monotonic() - t0 > timeout_s:
+                pytest.fail(f"{name} was not ready after {timeout_s:.0f} s:\n{tail()}")
+            with contextlib.suppress(httpx.TransportError):
+                if ok(client.get(url)):
+                    return time.monotonic() - t0
+            time.sleep(poll_s)
+
+
 @contextlib.contextmanager
 def start_litellm(config: dict, workdir: Path, *, executable: Path | None = None,
                   timeout_s: float = START_TIMEOUT_S):
@@ -167,18 +184,8 @@ def start_litellm(config: dict, workdir: Path, *, executable: Path | None = None
     base_url = f"http://127.0.0.1:{port}"
     gw = LiteLLMProxy(base_url, master_key, config_path, log_path, proc, 0.0)
     try:
-        with httpx.Client(trust_env=False, timeout=2.0) as client:
-            while True:
-                if proc.poll() is not None:
-                    pytest.fail(f"the LiteLLM proxy exited ({proc.returncode}) before it was ready; "
-                                f"{log_path}:\n{gw.log_tail()}")
-                if time.monotonic() - t0 > timeout_s:
-                    pytest.fail(f"the LiteLLM proxy was not ready after {timeout_s:.0f} s; {log_path}:\n"
-                                f"{gw.log_tail()}")
-                with contextlib.suppress(httpx.TransportError):
-                    if client.get(base_url + "/health/liveliness").status_code == 200:
-                        break
-                time.sleep(0.1)
+        wait_ready(proc, base_url + "/health/liveliness", "the LiteLLM proxy", timeout_s,
+                   lambda: f"{log_path}:\n{gw.log_tail()}", ok=lambda r: r.status_code == 200)
         gw.startup_s = time.monotonic() - t0
         yield gw
     finally:

@@ -20,14 +20,12 @@ import os
 import shutil
 import signal
 import subprocess
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import pytest
 
-from .conftest import _die_with_parent, _stop, free_port, loopback_env
+from .conftest import _die_with_parent, _stop, free_port, loopback_env, wait_ready
 
 START_TIMEOUT_S = 20.0  # nginx is ready in ~0.05 s; a loaded CI machine may take longer
 SATURATED = 0.85  # a run's saturated span ends when this share of its photos is answered
@@ -154,18 +152,8 @@ def start_nginx(upstream_url: str, workdir: Path, *, rate_per_s: float | None = 
                             start_new_session=True, preexec_fn=_die_with_parent)
     gw = Nginx(f"http://127.0.0.1:{port}", prefix, proc)
     try:
-        t0 = time.monotonic()
-        with httpx.Client(trust_env=False, timeout=2.0) as client:
-            while True:
-                if proc.poll() is not None:
-                    pytest.fail(f"nginx exited ({proc.returncode}) before it was ready:\n{gw.log_tail()}\n"
-                                f"{(prefix / 'stderr.log').read_text(errors='replace')[-2000:]}")
-                if time.monotonic() - t0 > START_TIMEOUT_S:
-                    pytest.fail(f"nginx was not ready after {START_TIMEOUT_S:.0f} s:\n{gw.log_tail()}")
-                with contextlib.suppress(httpx.TransportError):
-                    client.get(gw.base_url + "/v1/models")
-                    break
-                time.sleep(0.02)
+        wait_ready(proc, gw.base_url + "/v1/models", "nginx", START_TIMEOUT_S, poll_s=0.02,
+                   tail=lambda: f"{gw.log_tail()}\n{(prefix / 'stderr.log').read_text(errors='replace')[-2000:]}")
         yield gw
     finally:
         _stop(proc, signal.SIGQUIT)  # (nginx's graceful stop: the access log is complete)

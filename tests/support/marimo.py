@@ -117,9 +117,16 @@ HIDDEN_JS = """() => [...document.querySelectorAll('.output-area')]
     .filter(e => e.scrollHeight > e.clientHeight + 2).map(e => [e.scrollHeight, e.clientHeight])"""
 
 
-def hidden_outputs(page) -> list:
-    """Output boxes that hide part of what they hold behind a scroll bar."""
-    return page.evaluate(HIDDEN_JS)
+def hidden_outputs(page, settle_ms: int = 3000) -> list:
+    """Output boxes that hide part of what they hold behind a scroll bar, once the layout has settled: a live panel
+    re-rendering mid-run is a few pixels over its box for a frame (44 px in 40, once in CI), a clip stays."""
+    found = page.evaluate(HIDDEN_JS)
+    for _ in range(settle_ms // 250):
+        if not found:
+            break
+        page.wait_for_timeout(250)
+        found = page.evaluate(HIDDEN_JS)
+    return found
 
 
 FULL_HEIGHT_JS = """() => {

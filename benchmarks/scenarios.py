@@ -7,7 +7,8 @@ A draw is deterministic in (family, seed). make() builds new cap objects every t
 policy meets the same server from the same start. Seeds HELD_OUT are never used while tuning (bench_families.py
 reports them apart); tuning draws use seeds from 0 up.
 
-What the families cover (ISSUE 10): token buckets with a burst of 0-10x the rate, in-flight caps (429 or a 402
+What the families cover (ISSUE 10): token buckets with a burst of 0-10x the rate, and with none at all (`strict`:
+nginx's default, met against a real nginx before the families had it), in-flight caps (429 or a 402
 in-flight budget), both at once, fixed clock-aligned windows (N per 10 s or per minute); Retry-After none / exact /
 fixed small (0.5-2 s) / fixed large (5-60 s on some 429s only) and the reset hints sent instead of it; caps that
 move (a fall to 30-70% and a recovery, a slow drift, an oscillation, a halving then a doubling); 2-8 models behind
@@ -88,6 +89,18 @@ def _bucket(rng, seed):
     p = dict(rate=rate, burst=burst, latency=lat, sigma=sigma, **ra)
     return p, lambda: Setup([Server([c := Cap("bucket", rate=rate, burst=burst, **ra)], latency=lat, sigma=sigma)],
                             [_photos(rate, 40, burst, _mean(lat, sigma))], [[c]], mean_latency=_mean(lat, sigma))
+
+
+def _strict(rng, seed):
+    """A bucket with no burst, as nginx's limit_req by default: a send sooner than 1 / rate after the last one taken
+    is refused (`bucket` draws its burst up to 10x the rate, so this case is there about once in a hundred)."""
+    lat, sigma = _latency(rng, 0.1, 2.0)
+    mean = _mean(lat, sigma)
+    rate = _rate_for(rng, mean, 2, 100)
+    ra = _ra(rng)
+    p = dict(rate=rate, latency=lat, sigma=sigma, **ra)
+    return p, lambda: Setup([Server([c := Cap("bucket", rate=rate, burst=1.0, **ra)], latency=lat, sigma=sigma)],
+                            [_photos(rate, 40, 0, mean)], [[c]], mean_latency=mean)
 
 
 def _window(rng, seed, modes=("none", "exact", "fixed")):
@@ -276,6 +289,7 @@ def _several(rng, seed, shared: bool, processes: bool = False):
 
 FAMILIES: dict[str, tuple[str, Callable]] = {
     "bucket": ("token bucket 5-200/s, burst 0-10x, Retry-After none/exact/fixed", _bucket),
+    "strict": ("token bucket 2-100/s with no burst (nginx's limit_req default)", _strict),
     "window": ("fixed window per 10 s or per minute, Retry-After none/exact/fixed", _window),
     "hints": ("fixed window, reset hints instead of Retry-After", _hints),
     "inflight": ("in-flight cap 4-64 (429 or 402 budget)", _inflight),

@@ -6,18 +6,18 @@ an unpaced window per round trip. A refusal near R's last ceiling is the cap: R 
 what the server took lately. Under the ceiling, refusals no more than chance allows at the share refused there
 lately are noise; a 402 in-flight budget is never a rate. Refusals above every in-flight level the server took are
 an in-flight cap: the window W is set under them (a first reading is retested after a round trip; a refusal under a
-reading says it was a rate's), and R comes down to what was taken (a bucket with no burst refuses two sends closer
-than 1 / its rate, which a pace over what W lets through would send at every probe of W). R climbs back to its
-ceiling in PROBE_SENDS sends (at most PROBE_MAX_S), then past it, doubling (never faster than 1 / BETA per refusal
-latency); W likewise, one more, two, four...; both to at most HEADROOM x what was taken. REFUSED refusals in a row
-are a spent quota or a pause: one probe at a time, backing off to BACKOFF_MAX_S (or a quarter of the last spent
-quota's refusal); a refusal that outlasted the open stretch before it was a quota spent early, and R becomes what
-the server took over that cycle; within QUOTA_CYCLES of them from its refill, a first refusal is that quota spent
-again and pauses at once. A server's Retry-After (or reset hint) may bring a probe forward, until a probe it timed
-is refused (a fixed one is often wrong): then never again. Refusals of sends from before a cut move nothing;
-failures and drops move nothing. On a key (limit/key.py) a model's first cut is at least an equal share of what the
-key took, and once the cap is seen to be the key's, the key's limiter decides for every model. Every change goes
-into a bounded history with its reason.
+reading says it was a rate's), and a first reading brings R down to what was taken (a bucket with no burst refuses
+two sends closer than 1 / its rate, which a pace over what W lets through would send at every probe of W). R climbs
+back to its ceiling in PROBE_SENDS sends (at most PROBE_MAX_S), then past it, doubling (never faster than 1 / BETA
+per refusal latency); W likewise, one more, two, four...; both to at most HEADROOM x what was taken. REFUSED
+refusals in a row are a spent quota or a pause: one probe at a time, backing off to BACKOFF_MAX_S (or a quarter of
+the last spent quota's refusal); a refusal that outlasted the open stretch before it was a quota spent early, and R
+becomes what the server took over that cycle; within QUOTA_CYCLES of them from its refill, a first refusal is that
+quota spent again and pauses at once. A server's Retry-After (or reset hint) may bring a probe forward, until a
+probe it timed is refused (a fixed one is often wrong): then never again. Refusals of sends from before a cut move
+nothing; failures and drops move nothing. On a key (limit/key.py) a model's first cut is at least an equal share of
+what the key took, and once the cap is seen to be the key's, the key's limiter decides for every model. Every change
+goes into a bounded history with its reason.
 """
 from __future__ import annotations
 
@@ -307,14 +307,13 @@ class PacedLimiter(LimitHistory):
             pace = 0.0 if math.isinf(self._r_ceiling) else self._r_ceiling  # by sends, a probe costs a refusal:
             self._w_k = self.PROBE_SENDS / max(self.taken_rate(now), pace, 1e-3)  # the pace's, where the window
             #  holds the sends back (a window misread under it would be probed once in minutes)
-            if not again:  # a first reading (a burst may have met a rate cap): tested again after a round trip
-                self._w_k = min(self._w_k, max(self._rtt, 1e-3))
+            if not again:  # a first reading (a burst may have met a rate cap): tested again after a round trip,
+                self._w_k = min(self._w_k, max(self._rtt, 1e-3))  # with the pace at most what was taken: a pace
+                taken = self.taken_rate(now)  # over what the window lets through would send the test's extra
+                if 0 < taken < self.rate(now) and not math.isinf(self._r_ceiling):  # request at once, and a
+                    self._r_ceiling, self._r_k = taken, self._k(taken)  # bucket with no burst refuses two sends
+                    self._r_t = now - self._r_k  # closer than 1 / its rate (at that ceiling, probing past it)
             self._w_t = now - self._w_k  # at the ceiling: measured, not cut
-            taken = self.taken_rate(now)  # a pace over what the window lets through spaces nothing: the window
-            if 0 < taken < self.rate(now) and not math.isinf(self._r_ceiling):  # probe's send goes at once, and a
-                self._r_ceiling, self._r_k = taken, self._k(taken)  # bucket with no burst, refusing two sends
-                self._r_t = now - self._r_k  # closer than 1 / its rate, reads as this cap again: paced at what
-                #                              was taken (at that ceiling, probing past it at once)
             self._record(now, f"window {tag}")
 
     def _noise_now(self, rate: float) -> bool:

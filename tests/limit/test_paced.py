@@ -257,21 +257,34 @@ def test_a_first_in_flight_reading_takes_two_refusals_and_is_tested_again():
 
 def test_an_in_flight_reading_paces_at_most_at_what_was_taken():
     lim, clock = make(8, 256)
-    for _ in range(20):
-        one(lim, clock)  # one at a time: 5/s taken, one in flight at most
+    for _ in range(10):  # two at a time: 10/s taken, two in flight at most
+        ks = [lim.start() for _ in range(2)]
+        clock.advance(0.2)
+        for k in ks:
+            lim.finish("success", 0.2, "", None, k)
     one(lim, clock, "rate", 0.001)  # a rate cap: the pace is cut to about what was taken
     assert not math.isinf(lim.rate())
     one(lim, clock)  # (and taken again: the refusals below are not in a row with that one)
     clock.advance(30.0)  # nothing sent: the probe runs the pace up to twice its ceiling
     assert lim.rate() > lim.taken_rate(clock())
+    ks = [lim.start() for _ in range(4)]
+    clock.advance(0.001)
+    lim.finish("rate", 0.001, "429", None, ks[3])
+    lim.finish("rate", 0.001, "429", None, ks[2])  # two refusals above every level taken: an in-flight cap of 2
+    assert lim.limit == 2
+    # ... and the pace no higher than what was taken: the reading's test, a send past it, then waits its turn, where
+    # a pace left above it would send it at once (a bucket with no burst refuses that, and it reads as this cap)
+    assert lim.rate() <= lim.taken_rate(clock()) + 1e-9
+    for k in ks[:2]:
+        lim.finish("success", 0.2, "", None, k)
+    clock.advance(1.0)
+    one(lim, clock)  # (taken after the refusals: the next is not in a row with them)
+    ceiling = lim._r_ceiling
     ks = [lim.start() for _ in range(3)]
     clock.advance(0.001)
-    lim.finish("rate", 0.001, "429", None, ks[2])
-    lim.finish("rate", 0.001, "429", None, ks[1])  # two refusals above every level taken: an in-flight cap of 1
-    assert lim.limit == 1
-    # ... and the pace no higher than what was taken: a window probe's next send then waits its turn, where a pace
-    # left above it would send it at once (a bucket with no burst refuses that, and it reads as this cap again)
-    assert lim.rate() <= lim.taken_rate(clock()) + 1e-9
+    lim.finish("rate", 0.001, "429", None, ks[2])  # refused at the reading again: an in-flight cap, confirmed;
+    assert lim.limit == 2 and lim._r_ceiling == ceiling  # the pace is left alone (brought down at every probe of
+    #                                                       the window, it cost nginx's limit_conn 4 points in 100)
 
 
 def test_a_bucket_with_no_burst_is_not_read_as_an_in_flight_cap():

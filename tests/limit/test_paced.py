@@ -353,7 +353,7 @@ def run_family(family, seed, policy="adaptive"):
 # comment with the reason.
 WORST = [
     # family, seed, util >=, throttled <=
-    ("bucket", 89, 78, 4),  # 79.9% (74.2% before an in-flight reading brought the pace down to what was taken;
+    ("bucket", 89, 78, 4),  # 79.9% (74.2% before a first in-flight reading brought the pace down to what was taken;
     #                         76.0% while a spent quota needed REFUSED sends taken first): a 14/s bucket with a
     #                         burst of 1, 8 sends at once; target 90
     ("bucket", 136, 70, 6),  # 73.5% (48.9% while a spent quota needed REFUSED sends taken first; 32.2% while a
@@ -362,10 +362,10 @@ WORST = [
     ("noise", 101, 68, 4.5),  # 71.4% (47.1% so): 10.3/s, a window of 6 read from its first burst, then a random
     #                           402 at the window's edge
     ("bucket", 69, 98, 9.5),  # 9.4%: 5.6/s, burst 55: slow start spends the burst, ~20 refusals; target 5
-    ("strict", 57, 47, 16.5),  # 49.9%, 15.8%: 2.2/s with no burst at 0.76 s; the start's 8 sends at once alone
+    ("strict", 57, 47, 16.5),  # 50.0%, 15.8%: 2.2/s with no burst at 0.76 s; the start's 8 sends at once alone
     #                            are 7.6% refused; the pace is cut to 0.9 x what the last 25 sends took, 11 s of
     #                            its climb from the last cut, and each probe past the cap costs a refusal in ~20
-    ("strict", 52, 71, 19.5),  # 19.0%: 2.1/s with no burst at 0.33 s
+    ("strict", 52, 70, 19.5),  # 72.2%, 19.0%: 2.1/s with no burst at 0.33 s
     ("window", 82, 89, 2),  # 90.6% (99.7% with Retry-After ignored for the probes; fixed, 1.4 s: trusted once)
     ("shared", 31, 97, 4.5),  # 100%: 5 models on a 10 s window with an exact Retry-After (87.3% with it ignored)
     ("window", 2, 91, 6),  # 92.9%
@@ -379,7 +379,7 @@ WORST = [
     ("inflight", 52, 98, 3),  # 99.7% (88.7% before the levels were net of refusals still out)
     ("inflight", 21, 95, 7.5),  # 97.6%, 6.2%: an in-flight cap of 5 at 1.7 s: each window probe is 1 refusal in ~20
     ("both", 26, 76, 4.5),  # 78.8%: a 10.9/s bucket with a burst of 1 and an in-flight cap of 41 at 4 s latency
-    ("both", 15, 95, 11.5),  # 10.9% (9.1% before an in-flight reading brought the pace down to what was taken):
+    ("both", 15, 95, 11.5),  # 10.9% (9.1% before a first in-flight reading brought the pace down to what was taken):
     #                          2.2/s and 10 in flight: 1 refusal per probe is 1 in ~12
     ("large_ra", 30, 82, 2.5),  # 84.9% (73.7% while a spent quota needed REFUSED sends taken first): a burst-1
     #                             bucket; 22% of refusals say wait 24 s
@@ -456,7 +456,7 @@ def test_cap_halving_and_doubling_recovery():
         assert r["down"] <= 3.0 and r["up"] <= 10.0, r
     assert run_family("step", 21)["up"] <= 9.0  # the worst doubling of the 100: 7.75 s (seed 42, 8.0 s before)
     assert run_family("step", 77)["down"] <= 3.0  # 2.0 s (3.75 s before)
-    assert run_family("step", 52)["down"] <= 3.0  # 2.25 s (4.25 s before an in-flight reading brought the pace
+    assert run_family("step", 52)["down"] <= 3.0  # 2.25 s (4.25 s before a first in-flight reading brought the pace
     #                                              down to what was taken, the worst halving of the 100 then)
 
 
@@ -706,10 +706,9 @@ def test_a_member_that_stops_asking_leaves_its_slice():
 def test_models_on_the_key_s_cap_share_it_evenly():
     # draws where each model on its own split a key-wide bucket unevenly (Jain's index 0.40, 0.46, 0.56 on the
     # limiter of 2026-12-01; the first models' sends took the key's burst and the rest started behind them)
-    # seed 32: 88.9% (90.2% before an in-flight reading on the key brought its pace down to what the key took)
-    for seed, util in ((38, 90), (32, 88), (91, 90)):
+    for seed in (38, 32, 91):
         r = run_family("shared", seed)
-        assert r["fair"] >= 0.95 and r["util"] >= util and r["lost"] == 0, r
+        assert r["fair"] >= 0.95 and r["util"] >= 90 and r["lost"] == 0, r
 
 
 def test_caps_of_their_own_are_not_taken_for_the_key_s():

@@ -87,8 +87,14 @@ def _bucket(rng, seed):
     burst = max(1.0, round(rng.uniform(0, 10) * rate))
     ra = _ra(rng)
     p = dict(rate=rate, burst=burst, latency=lat, sigma=sigma, **ra)
-    return p, lambda: Setup([Server([c := Cap("bucket", rate=rate, burst=burst, **ra)], latency=lat, sigma=sigma)],
-                            [_photos(rate, 40, burst, _mean(lat, sigma))], [[c]], mean_latency=_mean(lat, sigma))
+    return p, _one_bucket(rate, burst, lat, sigma, ra, extra=burst)
+
+
+def _one_bucket(rate: float, burst: float, lat: float, sigma: float, ra: dict, extra: float):
+    """make() for one model behind one bucket: photos for 40 s at its rate, and `extra` more."""
+    mean = _mean(lat, sigma)
+    return lambda: Setup([Server([c := Cap("bucket", rate=rate, burst=burst, **ra)], latency=lat, sigma=sigma)],
+                         [_photos(rate, 40, extra, mean)], [[c]], mean_latency=mean)
 
 
 def _strict(rng, seed):
@@ -99,8 +105,7 @@ def _strict(rng, seed):
     rate = _rate_for(rng, mean, 2, 100)
     ra = _ra(rng)
     p = dict(rate=rate, latency=lat, sigma=sigma, **ra)
-    return p, lambda: Setup([Server([c := Cap("bucket", rate=rate, burst=1.0, **ra)], latency=lat, sigma=sigma)],
-                            [_photos(rate, 40, 0, mean)], [[c]], mean_latency=mean)
+    return p, _one_bucket(rate, 1.0, lat, sigma, ra, extra=0)
 
 
 def _window(rng, seed, modes=("none", "exact", "fixed")):

@@ -305,14 +305,14 @@ class PacedLimiter(LimitHistory):
             self.slow_start, self._above = False, 0
             self._window = self._w_ceiling = self._w_read = float(level - 1)
             pace = 0.0 if math.isinf(self._r_ceiling) else self._r_ceiling  # by sends, a probe costs a refusal:
-            self._w_k = self.PROBE_SENDS / max(self.taken_rate(now), pace, 1e-3)  # the pace's, where the window
-            #  holds the sends back (a window misread under it would be probed once in minutes)
+            taken = self.taken_rate(now)  # the pace's, where the window holds the sends back (a window misread
+            self._w_k = self.PROBE_SENDS / max(taken, pace, 1e-3)  # under it would be probed once in minutes)
             if not again:  # a first reading (a burst may have met a rate cap): tested again after a round trip,
                 self._w_k = min(self._w_k, max(self._rtt, 1e-3))  # with the pace at most what was taken: a pace
-                taken = self.taken_rate(now)  # over what the window lets through would send the test's extra
-                if 0 < taken < self.rate(now) and not math.isinf(self._r_ceiling):  # request at once, and a
-                    self._r_ceiling, self._r_k = taken, self._k(taken)  # bucket with no burst refuses two sends
-                    self._r_t = now - self._r_k  # closer than 1 / its rate (at that ceiling, probing past it)
+                if pace and 0 < taken < self.rate(now):  # over what the window lets through would send the test's
+                    self._r_ceiling, self._r_k = taken, self._k(taken)  # extra request at once, and a bucket with
+                    self._r_t = now - self._r_k  # no burst refuses two sends closer than 1 / its rate (at that
+                    #                              ceiling, probing past it)
             self._w_t = now - self._w_k  # at the ceiling: measured, not cut
             self._record(now, f"window {tag}")
 

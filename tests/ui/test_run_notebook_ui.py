@@ -417,10 +417,12 @@ def test_stop_then_resume_asks_no_photo_twice(nb, shots):
 
 def test_three_models_full_page_nothing_clipped(nb, shots):
     page, out = nb.shared(), nb.out
-    name = prepare(page, JEV, LUNA, HAIKU, rate=25, cap=8)
+    # (a rate that leaves the run live for several seconds after the wait: the checks below need its live view,
+    # and a loaded machine takes seconds over them; at 25/s the run ended under them once)
+    name = prepare(page, JEV, LUNA, HAIKU, rate=12, cap=8)
     press(page, "Run")
     page.locator(".hdb-live-chart svg, .hdb-live-chart canvas").first.wait_for()
-    wait_until(lambda: len(journal(out, name)) == 3 and settled(out, name) > 2 * PHOTOS + 5, timeout=90,
+    wait_until(lambda: len(journal(out, name)) == 3 and settled(out, name) > 2 * PHOTOS + 5, timeout=120,
                what="the third model")
     page.wait_for_timeout(1000)
     assert page.locator(".hdb-live .hdb-bar").count() == 3
@@ -428,12 +430,13 @@ def test_three_models_full_page_nothing_clipped(nb, shots):
     assert chart and panel and chart[0]["height"] > 200  # drawn, with its three lines
     assert chart[0]["problems"] == [] and panel[0]["problems"] == [], (chart, panel)
     assert hidden_outputs(page) == []  # no output box hides part of what it holds
-    full_page_screenshot(page, shots / "three_models_live.png")
     # the measure is not blind: under a cap like marimo's own (610 px; here 120 px) the chart is clipped
     page.add_style_tag(content=".marimo-cell.interactive .output-area{max-height:120px !important}")
     page.wait_for_timeout(300)
+    assert settled(out, name) < 3 * PHOTOS, "the run ended before the clipping check: it needs the live view"
     assert clipping(page, ".hdb-live-chart")[0]["problems"] and hidden_outputs(page)
     page.evaluate("() => document.head.lastElementChild.remove()")
+    full_page_screenshot(page, shots / "three_models_live.png")
     wait_ended(out, name)
     results_heading(page, name).wait_for()
     page.get_by_role("tab", name="Accuracy").click()

@@ -55,18 +55,9 @@ class KeyCoordinator:
         self.limiter.finish(kind, latency, tag, retry_after, sent.pop(0) if sent else None)
         if kind == "rate" and not self.shared and (self.starved() or self.spent_together(member.clock())):
             self.shared = True
-            self._resume_pause(member.clock())
             for m in self.members:
                 m._record(m.clock(), "the key's cap: one sender, an equal slice each")
             self.limiter.subscribe(self._told)
-
-    def _resume_pause(self, now: float) -> None:
-        """The key's limiter takes over a pause: it heard every member's refused probes, so its back-off doubled k
-        times over; the members' back-off and their next probe are the pause's."""
-        lim, paused = self.limiter, [m for m in self.members if m.refused]
-        if lim.refused and paused and lim._probe_sent is None:
-            lim._backoff = min(m._backoff for m in paused)
-            lim._probe_at = min([m._probe_at for m in paused if m._probe_sent is None] + [now + lim._backoff])
 
     def _told(self, change) -> None:
         """The key's limiter changed: every member's history says so (with its own slice)."""

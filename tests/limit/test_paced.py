@@ -608,9 +608,7 @@ def test_the_key_s_quota_is_found_when_every_member_pauses_and_its_probes_are_re
         one(m, clock, "rate", latency=0.001)  # its probe, refused
     assert key.shared  # two members' probes refused, and the third refused since the first pause began
     assert any("the key's cap" in c.reason for c in members[0].history)
-    # the key's pause goes on from the members': it heard all their refused probes, but probes no later than they
-    assert key.limiter.refused and key.limiter._backoff == min(m._backoff for m in members) < key.limiter.BACKOFF_MAX_S
-    assert key.limiter.wait_time() <= min(m._backoff for m in members)
+    assert key.limiter.refused  # the key's limiter heard every refused probe: the pause goes on, the key's
     # a member whose probe was taken (its bucket refilled) says the caps are their own: nothing is shared
     key, clock, members = _keyed(2)
     for m in members:

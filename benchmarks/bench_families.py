@@ -74,7 +74,7 @@ def make_clients(policy: str, setup, clock):
         key = KeyCoordinator()
     for server, photos in zip(setup.servers, setup.photos):
         if policy == "adaptive":
-            lim = PacedLimiter(START, MAX, clock=clock, key=key)
+            lim = PacedLimiter(START, MAX, clock=clock) if key is None else key.member(START, MAX, clock)
             clients.append(Client(lim, server, photos, retry_budget_s=180.0))
         elif policy == "reference":
             clients.append(Client(AIMDLimiter(START, MAX, clock=clock), server, photos, retry_budget_s=None,

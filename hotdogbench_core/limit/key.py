@@ -14,6 +14,61 @@ its pace, each member at most an equal slice of the window and the pace, so the 
 from __future__ import annotations
 
 import math
+import time
+from typing import Callable
+
+from .paced import PacedLimiter
+
+
+class KeyMember(PacedLimiter):
+    """A model's limiter on a key: its own until the cap is seen to be the key's, then an equal slice of the key's
+    limiter (its window and pace), which hears every member's sends."""
+
+    _on_key = True
+
+    def __init__(self, start: int, cap: int, key: KeyCoordinator, clock: Callable[[], float] = time.perf_counter):
+        super().__init__(start, cap, clock)
+        self.key = key
+        key.join(self)
+
+    @property
+    def limit(self) -> int:
+        return self.key.slice(self, self.clock()) if self.key.shared else super().limit
+
+    def rate(self, now: float | None = None) -> float:
+        if not self.key.shared:
+            return super().rate(now)
+        now = self.clock() if now is None else now
+        return self.key.limiter.rate(now) / self.key.active(now)
+
+    def wait_time(self, now: float | None = None) -> float:
+        now = self.clock() if now is None else now
+        return self.key.wait_time(self, now) if self.key.shared else super().wait_time(now)
+
+    def start(self, now: float | None = None) -> int:
+        now = self.clock() if now is None else now
+        self.key.started(self, now)
+        return super().start(now)
+
+    def finish(self, kind, latency=None, tag="", retry_after=None, sent_in_flight=None) -> None:
+        super().finish(kind, latency, tag, retry_after, sent_in_flight)
+        self.key.finished(self, kind, latency, tag, retry_after, sent_in_flight)
+
+    def _taken_one(self, now: float, sent_at: float, level: int) -> None:
+        if not self.key.shared:  # (once shared, the key's limiter decides: it hears this in finish)
+            super()._taken_one(now, sent_at, level)
+
+    def _refusal(self, now: float, sent_at: float, level: int, tag: str, retry_after: float | None) -> None:
+        if not self.key.shared:
+            super()._refusal(now, sent_at, level, tag, retry_after)
+
+    def _cut(self, now: float, ceiling: float, reason: str) -> None:
+        if math.isinf(self._r_ceiling):  # the first cut: at least an equal share of what the key took (a model
+            ceiling = max(ceiling, self.key.share(now))  # refused because another took the burst is no crawl)
+        super()._cut(now, ceiling, reason)
+
+    def stats(self) -> dict:
+        return {**super().stats(), "key_shared": self.key.shared}
 
 
 class KeyCoordinator:
@@ -22,20 +77,23 @@ class KeyCoordinator:
     ACTIVE_S = 1.0  # a member that asked to send within this many seconds (or has sends out) holds a slice
 
     def __init__(self):
-        self.members: list = []  # the PacedLimiters of the run, in the order they joined
+        self.members: list[KeyMember] = []  # the limiters of the run's models, in the order they joined
         self.limiter = None  # the key as one sender (made at the first send, when every member has joined)
         self.shared = False  # the cap is the key's: every member sends through `limiter`
         self._levels: dict = {}  # (member, its level at a send) -> the key's levels of those sends, oldest first
         self._next: dict = {}  # member -> when its slice of the key's pace lets it send again
         self._asked: dict = {}  # member -> when it last asked to send
 
-    def join(self, member) -> None:
+    def join(self, member: KeyMember) -> None:
         self.members.append(member)
+
+    def member(self, start: int, cap: int, clock: Callable[[], float] = time.perf_counter) -> KeyMember:
+        """A limiter for one more model of the run on this key."""
+        return KeyMember(start, cap, self, clock)
 
     # -- what every member reports -------------------------------------------------------------------------
     def started(self, member, now: float) -> None:
         if self.limiter is None:
-            from .paced import PacedLimiter
             self.limiter = PacedLimiter(sum(int(m.window(now)) for m in self.members),
                                         sum(m.cap for m in self.members), clock=member.clock)
         if not self.shared and self.limiter.refused:  # the key's pause ends as a member's would: a send of it not

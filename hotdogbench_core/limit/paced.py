@@ -45,13 +45,13 @@ class PacedLimiter(LimitHistory):
     #                     again: its next cycle, and half of one for a refill placed only to within a probe's back-off
     RETRY_BASE_S = 0.1  # a refused photo without Retry-After waits up to this x 2**attempts: the pacer keeps the rate
 
-    def __init__(self, start: int, cap: int, clock: Callable[[], float] = time.perf_counter, key=None):
+    _on_key = False  # a member of a key (limit/key.py: KeyMember) may be refused in slow start by the others' sends
+
+    def __init__(self, start: int, cap: int, clock: Callable[[], float] = time.perf_counter):
         if start < 1 or cap < 1:
             raise ValueError(f"concurrency must be >= 1 (start={start}, cap={cap})")
         super().__init__(clock)
-        self._key, self.cap = key, cap
-        if key is not None:
-            key.join(self)
+        self.cap = cap
         self.in_flight = self.peak_in_flight = self.throttles = self.failures = self.transport_errors = 0
         self.slow_start, self._window = True, float(min(start, cap))
         self._recorded = int(self._window)  # the limit the history last said
@@ -83,9 +83,7 @@ class PacedLimiter(LimitHistory):
 
     @property
     def limit(self) -> int:
-        """The in-flight limit now (on a key-wide cap: this model's slice of the key's)."""
-        if self._key is not None and self._key.shared:
-            return self._key.slice(self, self.clock())
+        """The in-flight limit now."""
         return max(1, int(self.window()))
 
     refused = property(lambda self: self._in_row >= self.REFUSED)  # refused in a row: probing
@@ -119,9 +117,6 @@ class PacedLimiter(LimitHistory):
 
     def rate(self, now: float | None = None) -> float:
         """The pace now, requests per second (inf: unpaced, before the first rate signal)."""
-        if self._key is not None and self._key.shared:  # an equal slice of the key's
-            now = self.clock() if now is None else now
-            return self._key.limiter.rate(now) / self._key.active(now)
         if math.isinf(self._r_ceiling):
             return math.inf
         now = self.clock() if now is None else now
@@ -150,8 +145,6 @@ class PacedLimiter(LimitHistory):
     def wait_time(self, now: float | None = None) -> float:
         """Seconds until a request may start: 0 = now, inf = the window is full (wait for an answer)."""
         now = self.clock() if now is None else now
-        if self._key is not None and self._key.shared:  # the key's cap: the key's limiter, an equal slice
-            return self._key.wait_time(self, now)
         if self.in_flight >= int(self.window(now)):
             return math.inf
         if self.refused:  # one probe at a time; one not refused within REFUSED x the slowest refusal was taken
@@ -167,8 +160,6 @@ class PacedLimiter(LimitHistory):
     def start(self, now: float | None = None) -> int:
         """A request starts now (when wait_time() is 0); returns the number in flight, itself included."""
         now = self.clock() if now is None else now
-        if self._key is not None:
-            self._key.started(self, now)
         self.in_flight += 1
         self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
         rate = self.rate(now)
@@ -192,20 +183,15 @@ class PacedLimiter(LimitHistory):
         self.in_flight -= 1
         sent_at = now - (latency or 0.0)  # the server's count at the send: ours, less those it had refused that
         level -= sum(1 for t, answered in self._refusals if t < sent_at < answered)  # were not answered yet
-        keyed = self._key is not None and self._key.shared  # the key's limiter decides (it hears this below)
         if kind in ("failure", "transport"):
             self.failures += kind == "failure"
             self.transport_errors += kind == "transport"
         elif kind == "success":
             self._rtt = latency or self._rtt
-            if not keyed:
-                self._taken_one(now, sent_at, level)
+            self._taken_one(now, sent_at, level)
         else:
             self.throttles += 1
-            if not keyed:
-                self._refusal(now, sent_at, level, tag or "429", retry_after)
-        if self._key is not None:
-            self._key.finished(self, kind, latency, tag, retry_after, sent_in_flight)
+            self._refusal(now, sent_at, level, tag or "429", retry_after)
 
     # -- the policy ---------------------------------------------------------------------------------------
     def _taken_one(self, now: float, sent_at: float, level: int) -> None:
@@ -321,7 +307,7 @@ class PacedLimiter(LimitHistory):
         moves nothing (a ceiling brought down to the pace cut it again at every one). The same test holds in slow start
         off a key (a random 402 would end it; on a key, the others' sends may)."""
         under = not math.isinf(rate) and rate < self._r_ceiling * (1 - (1 - self.BETA) / 8)
-        if not under and not (self.slow_start and self._key is None):
+        if not under and not (self.slow_start and not self._on_key):
             return False
         self._noise += 1 / (4 * self.PROBE_SENDS)
         since = max(self._sends[0], self._changed)
@@ -336,8 +322,6 @@ class PacedLimiter(LimitHistory):
 
     def _cut(self, now: float, ceiling: float, reason: str) -> None:
         self._leave_slow_start(now)
-        if self._key is not None and math.isinf(self._r_ceiling):  # the first cut on a key: at least an equal
-            ceiling = max(ceiling, self._key.share(now))  # share of what the key took (not a probe's crawl)
         self._r_ceiling, self._r_t = max(ceiling, 1.0 / self.BACKOFF_MAX_S), now  # (at least a probe's pace)
         self._r_k, self._changed = self._k(self._r_ceiling), now
         self._tat = now + 1.0 / self.rate(now)
@@ -355,5 +339,4 @@ class PacedLimiter(LimitHistory):
         return {"policy": self.POLICY, "final_limit": self.limit, "peak_in_flight": self.peak_in_flight,
                 "throttles": self.throttles, "failures": self.failures, "transport_errors": self.transport_errors,
                 "cap_rate_per_s": fin(self._r_ceiling), "final_rate_per_s": fin(rate), "limit_trace": self.limit_trace,
-                "rate_trace": self.rate_trace, "settings": {k.lower(): getattr(self, k) for k in names},
-                **({} if self._key is None else {"key_shared": self._key.shared})}
+                "rate_trace": self.rate_trace, "settings": {k.lower(): getattr(self, k) for k in names}}

@@ -63,7 +63,7 @@ class ModelRun(ModelFiles, Attempts):
         # key: a limit.KeyCoordinator the models of one run on one key share (adaptive policy only)
         self.limiter = LIMITERS[settings.limiter](settings.start_concurrency, settings.max_concurrency) \
             if key is None or settings.limiter == "reference" else \
-            LIMITERS[settings.limiter](settings.start_concurrency, settings.max_concurrency, key=key)
+            key.member(settings.start_concurrency, settings.max_concurrency)
         self.limiter.subscribe(lambda c: self._emit(LimitChanged(self.arm, c)))
         self.retries_exhausted = 0  # photos that ended as "retries exhausted" in this session
         self.rng = random.Random(settings.seed)

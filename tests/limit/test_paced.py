@@ -546,7 +546,7 @@ def test_on_a_key_the_first_cut_is_at_least_an_equal_share():
     # took, not at a probe's crawl; without a key, at what it took itself
     clock = FakeClock()
     key = KeyCoordinator()
-    big, small = PacedLimiter(8, 256, clock=clock, key=key), PacedLimiter(8, 256, clock=clock, key=key)
+    big, small = key.member(8, 256, clock), key.member(8, 256, clock)
     alone = PacedLimiter(8, 256, clock=clock)
     for _ in range(60):
         one(big, clock, latency=0.01)  # the key took about 100/s, all of it through `big`
@@ -562,7 +562,7 @@ def test_on_a_key_the_first_cut_is_at_least_an_equal_share():
 def _keyed(n=2):
     clock = FakeClock()
     key = KeyCoordinator()
-    return key, clock, [PacedLimiter(8, 256, clock=clock, key=key) for _ in range(n)]
+    return key, clock, [key.member(8, 256, clock) for _ in range(n)]
 
 
 def test_the_key_s_cap_is_found_when_a_member_took_nothing_while_another_took():
@@ -716,7 +716,7 @@ def test_caps_of_their_own_are_not_taken_for_the_key_s():
         clock = FakeClock(0.0)
         clients = bf.make_clients("adaptive", setup, clock)
         simulate(clients, clock, seed=seed, until=1500.0)
-        assert not clients[0].limiter._key.shared, d.describe()
+        assert not clients[0].limiter.key.shared, d.describe()
 
 
 def test_a_cut_to_nothing_taken_keeps_a_probe_pace():

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -15,6 +16,9 @@ from typing import Literal, Protocol
 RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 # Statuses that say "slow down" rather than "something broke"; an adaptive limiter may treat the rest as noise.
 RATE_STATUSES = frozenset({429})
+# OpenRouter passes an upstream provider's rate limit on as 502 (or 503) "Provider returned error", the provider's own
+# answer in `error.metadata.raw`: a 429 there, or words like these, are a rate signal whatever the status.
+UPSTREAM_RATE = re.compile(r"\b429\b|rate[ _-]?limit|too many requests|resource[ _]?exhausted", re.I)
 RAW_CHARS = 500  # how much of an answer's text is kept
 ERROR_CHARS = 300  # how much of an error object is kept
 
@@ -150,6 +154,22 @@ def rate_signal(code: int) -> Signal:
     return "rate" if code in RATE_STATUSES else "failure"
 
 
+def upstream_rate_limited(err) -> bool:
+    """An error object whose `metadata.raw` (the upstream provider's own answer) says it was rate limited."""
+    raw = as_dict(as_dict(err).get("metadata")).get("raw")
+    if raw is None:
+        return False
+    text = raw if isinstance(raw, str) else json.dumps(raw, default=str)
+    return UPSTREAM_RATE.search(text[:2000]) is not None
+
+
+def _retry(code: int, err, headers: dict, now: float | None, tag: str) -> Retry:
+    """A retryable status or error code: a rate signal if it is 429 or an upstream provider's rate limit."""
+    if code not in RATE_STATUSES and upstream_rate_limited(err):
+        return Retry(f"{tag}/upstream_rate", "rate", retry_hint(headers, now))
+    return Retry(tag, rate_signal(code), retry_hint(headers, now))
+
+
 def error_text(status: int, err) -> str:
     return f"{status}: {json.dumps(err, default=str)[:ERROR_CHARS]}"
 
@@ -179,15 +199,26 @@ def classify_error(status: int, err, headers: dict, now: float | None = None) ->
                 return Failed(error_text(status, err))
         return Fatal(error_text(status, err), "the key was refused: check OPENROUTER_API_KEY, then resume the run")
     if isinstance(code, int) and code in RETRY_STATUSES:
-        return Retry(f"{status}/err{code}", rate_signal(code), retry_hint(headers, now))
+        return _retry(code, e, headers, now, f"{status}/err{code}")
     return Failed(error_text(status, err))
+
+
+def _error_object(body: bytes) -> dict:
+    """The error object of a small JSON error body, else {} (a retryable status's body need not be JSON)."""
+    if len(body) > 64_000:
+        return {}
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return {}
+    return as_dict(data.get("error")) if isinstance(data, dict) else {}
 
 
 def classify(status: int, headers: dict, body: bytes, endpoint: ReadsAnswers, now: float | None = None) -> Outcome:
     """Decide what one HTTP response to a request of kind `endpoint` means. `headers` keys are lower-case; `now`
     (epoch seconds, optional) lets an epoch reset hint count as a wait (see retry_hint)."""
     if status in RETRY_STATUSES:
-        return Retry(str(status), rate_signal(status), retry_hint(headers, now))
+        return _retry(status, _error_object(body), headers, now, str(status))
     try:
         data = json.loads(body)
     except (ValueError, UnicodeDecodeError):

@@ -3,6 +3,7 @@
 chosen kind sends (a SimCore mixin)."""
 from __future__ import annotations
 
+import json
 import math
 import time
 
@@ -69,6 +70,10 @@ class Caps:
         elif mode == "gateway":
             headers["llm_provider-retry-after"] = _secs(cfg.retry_after_s)
             ra = cfg.retry_after_s
+        if cfg.refusal_status == "502":  # an upstream provider's limit, passed on by OpenRouter
+            raw = json.dumps({"error": {"code": 429, "message": "Resource exhausted (simulated upstream)"}})
+            return self._reject(digest, t, 502, "Provider returned error", {"provider_name": "simulator", "raw": raw},
+                                headers, ra, refused=True)
         return self._reject(digest, t, 429, "Rate limit exceeded (simulated)", {"headers": rl}, headers, ra)
 
     def _scale(self, cfg: SimConfig, t: float) -> float:

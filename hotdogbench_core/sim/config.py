@@ -126,6 +126,9 @@ class SimConfig:
     retry_after: str = "none"
     retry_after_s: float = 1.0
     retry_after_share: float = 1.0
+    # How a cap's refusal comes: "429", or "502" ("Provider returned error" with the provider's own 429 in
+    # error.metadata.raw, as OpenRouter passes an upstream provider's rate limit on), the same hints on both
+    refusal_status: str = "429"
     credits_usd: float | None = None  # 402 "Insufficient credits" once stats.spent_usd reaches this
 
     # --- how OpenRouter-like it is ----------------------------------------------------------------------
@@ -216,6 +219,8 @@ class SimConfig:
             raise ValueError(f"caps_per must be one of {CAPS_PER}, not {self.caps_per!r}")
         if self.window_n is not None and (self.window_n < 0 or self.window_s <= 0):
             raise ValueError("window_n must be >= 0 (or None) and window_s > 0")
+        if self.refusal_status not in ("429", "502"):
+            raise ValueError(f"refusal_status must be '429' or '502', got {self.refusal_status!r}")
         if not 0.0 <= self.retry_after_share <= 1.0:
             raise ValueError("retry_after_share must be a probability in [0, 1]")
         if any(not isinstance(e, (list, tuple)) or len(e) != 2 or e[1] < 0 for e in self.cap_schedule):

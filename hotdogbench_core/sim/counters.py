@@ -17,7 +17,7 @@ class SimStats:
 
     requests        requests that arrived (counted on arrival)
     by_status       {status: count} of finished requests; 0 = dropped connection, 499 = client went away
-    rate_limited    429s (in-flight cap and token bucket)
+    rate_limited    a cap's refusals (in-flight cap, token bucket, window): 429s, or 502s in upstream form
     answered        billed completions carrying a verdict (chat content with hot_dog, or a noul)
     unanswered      billed completions without one ("I cannot tell.", length, empty content)
     in_flight       admitted requests being served now (live; not reset)
@@ -69,13 +69,15 @@ class SimStats:
             self.faults[kind] = self.faults.get(kind, 0) + 1
 
     def _finish(self, digest: str | None, t: float, status: int, retry_after: float | None = None, *,
-                admitted: bool = False, cost: float = 0.0, verdict: bool | None = None) -> None:
-        """One finished request. verdict: True/False for a billed completion with/without a verdict."""
+                admitted: bool = False, cost: float = 0.0, verdict: bool | None = None,
+                refused: bool = False) -> None:
+        """One finished request. verdict: True/False for a billed completion with/without a verdict; refused: a
+        cap's refusal, whatever its status (a 429, or a 502 passing on an upstream provider's 429)."""
         with self._lock:
             if admitted:
                 self.in_flight -= 1
             self.by_status[status] = self.by_status.get(status, 0) + 1
-            if status == 429:
+            if status == 429 or refused:
                 self.rate_limited += 1
             elif status == DROPPED:
                 self.dropped += 1

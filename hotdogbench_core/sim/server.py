@@ -153,8 +153,8 @@ class SimCore(Caps):
             })
         return {"data": data}
 
-    def _reject(self, digest, t, status, message, metadata=None, headers=None, retry_after=None):
-        self.stats._finish(digest, t, status, retry_after)
+    def _reject(self, digest, t, status, message, metadata=None, headers=None, retry_after=None, refused=False):
+        self.stats._finish(digest, t, status, retry_after, refused=refused)
         return _json(error_body(status, message, metadata), status, headers)
 
     async def handle(self, request: web.BaseRequest) -> web.StreamResponse:

@@ -139,3 +139,32 @@ def test_classify_never_raises_on_any_json(status, body, decisions, ra):
 @given(raw=st.binary(max_size=200), decisions=st.booleans())
 def test_classify_never_raises_on_any_bytes(raw, decisions):
     assert isinstance(classify(200, {}, raw, DECISIONS if decisions else CHAT), (Answer, Retry, Failed, Fatal))
+
+
+UPSTREAM_429 = {"error": {"code": 502, "message": "Provider returned error", "metadata": {
+    "provider_name": "Venice", "raw": '{"error":{"code":429,"message":"Resource exhausted"}}'}}}
+
+
+def test_an_upstream_rate_limit_passed_on_as_502_is_a_rate_signal():
+    # OpenRouter passes a provider's rate limit on as 502 "Provider returned error" with the provider's own answer
+    # in metadata.raw: the limiter must hear it as a rate, not as a failure it ignores
+    out = chat(502, UPSTREAM_429, {"retry-after": "2"})
+    assert out == Retry("502/upstream_rate", "rate", 2.0)
+    worded = {"error": {"code": 503, "message": "Provider returned error", "metadata": {
+        "raw": "qwen/qwen3-coder:free is temporarily rate-limited upstream. Please retry shortly"}}}
+    assert chat(503, worded).signal == "rate"
+    assert chat(200, UPSTREAM_429) == Retry("200/err502/upstream_rate", "rate", None)  # (an error inside a 200)
+    raw_obj = {"error": {"code": 502, "metadata": {"raw": {"error": {"code": 429}}}}}  # raw as an object
+    assert chat(502, raw_obj).signal == "rate"
+
+
+@pytest.mark.parametrize("body", [
+    {"error": {"code": 502, "message": "Provider returned error", "metadata": {"raw": "simulated upstream 502"}}},
+    {"error": {"code": 502, "message": "rate limit"}},  # (the words in the message only: no upstream answer)
+    {"error": {"code": 502, "metadata": {"raw": "error 4290 at line 12"}}},
+    b"<html>502 Bad Gateway: rate limit</html>", b"", b"[1, 2]", b'{"error": "rate limit"}',
+    b'{"error": {"metadata": {"raw": "' + b"x" * 70_000 + b' 429"}}}',  # (too large to read)
+])
+def test_other_502s_stay_failures(body):
+    out = chat(502, body)
+    assert out == Retry("502", "failure", None)

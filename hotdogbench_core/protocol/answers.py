@@ -155,15 +155,19 @@ def rate_signal(code: int) -> Signal:
 
 
 def upstream_rate_limited(err) -> bool:
-    """An error object whose `metadata.raw` (the upstream provider's own answer) says it was rate limited."""
-    raw = as_dict(as_dict(err).get("metadata")).get("raw")
+    """An error object that says an upstream provider rate limited the request: OpenRouter's
+    `metadata.error_type: rate_limit_exceeded`, or the provider's own answer in `metadata.raw`."""
+    meta = as_dict(as_dict(err).get("metadata"))
+    if meta.get("error_type") == "rate_limit_exceeded":
+        return True
+    raw = meta.get("raw")
     if raw is None:
         return False
     text = raw if isinstance(raw, str) else json.dumps(raw, default=str)
     return UPSTREAM_RATE.search(text[:2000]) is not None
 
 
-def _retry(code: int, err, headers: dict, now: float | None, tag: str) -> Retry:
+def retry_for(code: int, err, headers: dict, now: float | None, tag: str) -> Retry:
     """A retryable status or error code: a rate signal if it is 429 or an upstream provider's rate limit."""
     if code not in RATE_STATUSES and upstream_rate_limited(err):
         return Retry(f"{tag}/upstream_rate", "rate", retry_hint(headers, now))
@@ -199,7 +203,7 @@ def classify_error(status: int, err, headers: dict, now: float | None = None) ->
                 return Failed(error_text(status, err))
         return Fatal(error_text(status, err), "the key was refused: check OPENROUTER_API_KEY, then resume the run")
     if isinstance(code, int) and code in RETRY_STATUSES:
-        return _retry(code, e, headers, now, f"{status}/err{code}")
+        return retry_for(code, e, headers, now, f"{status}/err{code}")
     return Failed(error_text(status, err))
 
 
@@ -218,7 +222,7 @@ def classify(status: int, headers: dict, body: bytes, endpoint: ReadsAnswers, no
     """Decide what one HTTP response to a request of kind `endpoint` means. `headers` keys are lower-case; `now`
     (epoch seconds, optional) lets an epoch reset hint count as a wait (see retry_hint)."""
     if status in RETRY_STATUSES:
-        return _retry(status, _error_object(body), headers, now, str(status))
+        return retry_for(status, _error_object(body), headers, now, str(status))
     try:
         data = json.loads(body)
     except (ValueError, UnicodeDecodeError):

@@ -9,7 +9,8 @@ import math
 import re
 import time
 
-from .answers import RAW_CHARS, RETRY_STATUSES, Answer, Outcome, Retry, classify_error, error_text, rate_signal
+from .answers import (RAW_CHARS, RETRY_STATUSES, Answer, Outcome, Retry, classify_error, error_text, retry_for,
+                      upstream_rate_limited)
 from .answers import as_dict, as_int, as_num, as_str
 from .endpoint import Asked, Endpoint, Reply, find_image
 from .logprobs import p_true_from_logprobs
@@ -90,8 +91,9 @@ class Chat(Endpoint):
         if choice.get("error") is not None:
             err = choice["error"]
             code = as_dict(err).get("code")
-            if isinstance(code, int) and code in RETRY_STATUSES and not usage:
-                return Retry(f"200/err{code}", rate_signal(code))
+            retryable = isinstance(code, int) and code in RETRY_STATUSES
+            if (retryable or upstream_rate_limited(err)) and not usage:  # (a provider's rate limit, whatever its code)
+                return retry_for(code if retryable else 0, err, {}, None, f"200/err{str(code)[:20]}")
             content = as_str(as_dict(choice.get("message")).get("content"))
             return Answer(parse_verdict(content), content[:RAW_CHARS] if content else None,
                           error=error_text(200, err), p_hot_dog=_p_hot_dog(choice), **common)

@@ -168,3 +168,15 @@ def test_an_upstream_rate_limit_passed_on_as_502_is_a_rate_signal():
 def test_other_502s_stay_failures(body):
     out = chat(502, body)
     assert out == Retry("502", "failure", None)
+
+
+def test_openrouter_s_rate_limit_error_type_is_a_rate_signal_in_a_200_too():
+    # many of OpenRouter's errors come as HTTP 200 with choices[0].error; metadata.error_type names a rate limit
+    limited = {"code": 502, "message": "Provider returned error", "metadata": {"error_type": "rate_limit_exceeded"}}
+    body = {"choices": [{"message": {"content": ""}, "finish_reason": "error", "error": limited}]}
+    assert chat(200, body) == Retry("200/err502/upstream_rate", "rate", None)
+    body["choices"][0]["error"] = {**limited, "code": "provider_error"}  # (a code that is no status)
+    assert chat(200, body) == Retry("200/errprovider_error/upstream_rate", "rate", None)
+    body["choices"][0]["error"] = {**limited, "metadata": {"error_type": "provider_overloaded"}}
+    assert chat(200, body) == Retry("200/err502", "failure", None)
+    assert chat(200, {"error": limited}).signal == "rate"

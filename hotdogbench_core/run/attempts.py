@@ -160,6 +160,9 @@ class Attempts:
         if outcome.signal != "rate":
             item.failed += 1
         item.hint = max(item.hint, outcome.retry_after or 0.0)
+        if outcome.signal == "rate" and (outcome.retry_after or 0.0) > self.settings.max_wait_s:
+            self._quota_spent(outcome.retry_after)  # (the photo stays unasked: a resume asks it)
+            return
         if len(res.retries) >= self.settings.max_attempts if self.settings.limiter == "reference" else \
                 item.failed >= self.settings.max_attempts or \
                 now - item.first_t >= self.settings.retry_budget_s + item.hint:
@@ -171,6 +174,15 @@ class Attempts:
             min(self.settings.max_backoff_s, self.limiter.RETRY_BASE_S * 2 ** len(res.retries)) * self.rng.random()
         heapq.heappush(self._waiting, _Pending(now + delay, next(self._seq), item.photo, res, item.first_t,
                                               item.failed, item.hint))
+
+    def _quota_spent(self, wait_s: float) -> None:
+        """The server asks for a wait past max_wait_s: a spent quota. This model stops, saying until when."""
+        until = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(time.time() + wait_s))
+        hours, minutes = divmod(round(wait_s / 60), 60)
+        self.stop(f"the server asks to wait {hours} h {minutes:02d} min (until about {until}) before the next "
+                  f"request: a spent quota, such as a free model's daily cap", scope="model")
+        self.fatal_hint = (f"resume after {until}: the same command with --resume (or wait it out: a larger "
+                           f"--max-wait-s than {self.settings.max_wait_s:g} s)")
 
     def _priced(self, outcome: Outcome) -> Outcome:
         """An answer without a cost, priced from the price table (USD per token) when there is one."""

@@ -48,6 +48,10 @@ class RunSettings:
     # adaptive: a photo gives up only after the server refused it for this long, plus the longest wait it asked
     # (Retry-After or a reset hint). 180 s outlasts a minute's window three times over; 8 attempts ran out in ~25 s.
     retry_budget_s: float = 180.0
+    # A refusal that asks for a longer wait than this (Retry-After or a reset hint: a spent hourly or daily quota,
+    # as a free model's) stops the model instead of holding the run for it: its answers are kept and a resume asks
+    # the rest. 15 minutes: five retry budgets; a minute's window, or a gateway's fixed 60 s, is far under it.
+    max_wait_s: float = 900.0
     repeats: int = 1  # ask each photo this many times (self-consistency)
     seed: int | None = None  # for the back-off jitter
     limiter: str = "adaptive"  # in-flight limit policy: "adaptive" or "reference" (see LIMITERS)
@@ -69,7 +73,7 @@ class RunSettings:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
                 raise SettingsError(f"must be a whole number, got {value!r}", name)
-        for name in ("request_timeout", "max_backoff_s", "body_timeout", "retry_budget_s"):
+        for name in ("request_timeout", "max_backoff_s", "body_timeout", "retry_budget_s", "max_wait_s"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
                     or value <= 0:
@@ -108,7 +112,8 @@ class RunSettings:
         """The settings as they may be written down: everything but the key."""
         return {"base_url": public_url(self.base_url), "start_concurrency": self.start_concurrency,
                 "max_concurrency": self.max_concurrency, "request_timeout": self.request_timeout,
-                "max_attempts": self.max_attempts, "retry_budget_s": self.retry_budget_s, "repeats": self.repeats,
+                "max_attempts": self.max_attempts, "retry_budget_s": self.retry_budget_s,
+                "max_wait_s": self.max_wait_s, "repeats": self.repeats,
                 "limiter": self.limiter, "api": self.api, "body_timeout": self.body_timeout,
                 "logprobs": list(self.logprobs)}
 

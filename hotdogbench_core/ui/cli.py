@@ -29,7 +29,7 @@ FLAGS = {"models": "--models", "input": "--input", "dataset": "--input", "run_na
          "api_key": "OPENROUTER_API_KEY", "base_url": "--base-url", "start_concurrency": "--start-concurrency",
          "max_concurrency": "--max-concurrency", "request_timeout": "--request-timeout", "repeats": "--repeats",
          "limiter": "--limiter", "max_cost_usd": "--max-cost-usd", "resume": "--resume", "api": "--api",
-         "prices": "--prices", "body_timeout": "--body-timeout", "logprobs": "--logprobs",
+         "prices": "--prices", "body_timeout": "--body-timeout", "logprobs": "--logprobs", "max_wait_s": "--max-wait-s",
          "conditions": "--condition", "conditions_file": "--conditions", "sim_config": "--sim-config"}
 # Exit codes (docs/reliability.md): 0 done; 2 a flag, the photo table or the run folder refused (nothing sent);
 # 3 stopped early (bad key, no credits, budget): resume; 4 a file could not be written or read (disk full,
@@ -48,6 +48,9 @@ def _add_run_flags(p: argparse.ArgumentParser, *, demo: bool = False) -> None:
     p.add_argument("--start-concurrency", type=int, default=8, help="in-flight requests to start from")
     p.add_argument("--max-concurrency", type=int, default=256, help="ceiling for the adaptive limit")
     p.add_argument("--request-timeout", type=float, default=120.0, help="seconds before a request counts as dropped")
+    p.add_argument("--max-wait-s", type=float, default=900.0,
+                   help="a refusal asking a longer wait (a spent hourly or daily quota) stops that model, its "
+                        "answers kept, saying when to resume (default %(default)g)")
     p.add_argument("--max-cost-usd", type=float, default=None,
                    help="spending cap for the run: no new request once spent + in flight could pass it")
     p.add_argument("--limiter", choices=LIMITER_POLICIES, default=LIMITER_POLICIES[0],
@@ -122,6 +125,7 @@ def _plan(args, **target) -> RunPlan:
                     on_download=None if args.quiet else download_bar(),
                     start_concurrency=args.start_concurrency, max_concurrency=args.max_concurrency,
                     request_timeout=args.request_timeout, repeats=args.repeats, limiter=args.limiter,
+                    max_wait_s=args.max_wait_s,
                     logprobs=args.logprobs, conditions=args.condition, conditions_file=args.conditions, **target)
 
 
@@ -238,6 +242,9 @@ def _report(result, plan: RunPlan, finish: str, first_signal: list[int]) -> int:
         if "interrupted" in result.stopped:
             return EXIT_TERMINATED if first_signal == [signal.SIGTERM] else EXIT_INTERRUPTED
         return EXIT_STOPPED
+    if any(s.get("stopped") for s in result.summaries):  # a model stopped alone (fail fast, a spent quota)
+        print(finish, file=sys.stderr)
+        return EXIT_NO_ANSWER if unanswered else EXIT_STOPPED
     return EXIT_NO_ANSWER if unanswered else 0
 
 

@@ -4,6 +4,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 
 import duckdb
 import httpx
@@ -89,6 +90,20 @@ def test_demo_takes_the_simulator_settings_and_leaves_a_heartbeat(tmp_path):
     assert bad.returncode == 2 and "--sim-config: is not JSON" in bad.stderr
 
 
+def test_a_spent_quota_stops_the_model_with_exit_3_and_says_until_when(tmp_path):
+    # a window of 10 per clock hour whose 429s say the exact wait: past --max-wait-s, the model stops at once
+    config = '{"seed": 1, "latency_s": 0.0, "window_n": 10, "window_s": 3600, "retry_after": "exact"}'
+    if time.time() % 3600 > 3540:  # (the hour's window must not refill within the test)
+        time.sleep(61)
+    p = cli("demo", "--models", "openai/gpt-6-luna", "--out", str(tmp_path), "--run", "q", "--quiet",
+            "--sim-config", config, "--max-wait-s", "30", timeout=60)
+    assert p.returncode == 3, p.stderr
+    assert "asks to wait" in p.stderr and "UTC" in p.stderr and "--max-wait-s" in p.stderr
+    assert "finish with: hotdogbench demo ... --run q --resume" in p.stderr and "Traceback" not in p.stderr
+    summary = json.loads((tmp_path / "q" / "summary.json").read_text())
+    assert summary[0]["answered"] == 10 and "asks to wait" in summary[0]["stopped"]
+
+
 @pytest.mark.parametrize("args,expect", [
     (["--models", "cheapest", "--base-url", "https://openrouter.ai/api"], "--models: 'cheapest' is neither a preset"),
     (["--input", "/nonexistent/x.parquet"], "does not exist"),
@@ -101,6 +116,7 @@ def test_demo_takes_the_simulator_settings_and_leaves_a_heartbeat(tmp_path):
     (["--run", "/abs/path"], "--run: "),
     (["--request-timeout", "nan"], "--request-timeout: must be a number of seconds above 0"),
     (["--max-cost-usd", "inf"], "--max-cost-usd: must be"),
+    (["--max-wait-s", "0"], "--max-wait-s: must be a number of seconds above 0"),
 ])
 def test_bad_flags_named(args, expect, tmp_path):
     p = cli("run", "--base-url", "http://127.0.0.1:9", "--out", str(tmp_path),

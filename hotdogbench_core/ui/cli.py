@@ -16,7 +16,7 @@ from ..protocol.models import PRESETS
 from ..run.plan import RunPlan, plan_run, run_plan
 from ..run.preflight import KeyRefusedError
 from ..run.runner import ModelRun
-from ..run.settings import DEFAULT_BASE_URL, LIMITER_POLICIES, RunError
+from ..run.settings import DEFAULT_BASE_URL, LIMITER_POLICIES, RunError, RunSettings
 from ..sim.config import demo_config
 from ..stats.summary import summary_line
 from ..store.dataset import DATA_URL, SAMPLE
@@ -32,7 +32,7 @@ FLAGS = {"models": "--models", "input": "--input", "dataset": "--input", "run_na
          "prices": "--prices", "body_timeout": "--body-timeout", "logprobs": "--logprobs", "max_wait_s": "--max-wait-s",
          "conditions": "--condition", "conditions_file": "--conditions", "sim_config": "--sim-config"}
 # Exit codes (docs/reliability.md): 0 done; 2 a flag, the photo table or the run folder refused (nothing sent);
-# 3 stopped early (bad key, no credits, budget): resume; 4 a file could not be written or read (disk full,
+# 3 stopped early (bad key, no credits, budget, a spent quota): resume; 4 a file could not be written or read (disk full,
 # read-only): the message says how many paid answers were lost, resume once fixed; 5 the run folder is in use by
 # another process (nothing sent); 6 the run ended but a model got no answer at all (its errors are said);
 # 130 interrupted by Ctrl-C (SIGINT), 143 by SIGTERM: resume.
@@ -48,7 +48,7 @@ def _add_run_flags(p: argparse.ArgumentParser, *, demo: bool = False) -> None:
     p.add_argument("--start-concurrency", type=int, default=8, help="in-flight requests to start from")
     p.add_argument("--max-concurrency", type=int, default=256, help="ceiling for the adaptive limit")
     p.add_argument("--request-timeout", type=float, default=120.0, help="seconds before a request counts as dropped")
-    p.add_argument("--max-wait-s", type=float, default=900.0,
+    p.add_argument("--max-wait-s", type=float, default=RunSettings.max_wait_s,
                    help="a refusal asking a longer wait (a spent hourly or daily quota) stops that model, its "
                         "answers kept, saying when to resume (default %(default)g)")
     p.add_argument("--max-cost-usd", type=float, default=None,

@@ -14,7 +14,8 @@ fixed small (0.5-2 s) / fixed large (5-60 s on some 429s only) and the reset hin
 move (a fall to 30-70% and a recovery, a slow drift, an oscillation, a halving then a doubling); 2-8 models behind
 one key-wide cap or behind caps of their own, and two processes on one key; latency 0.1-5 s, and latency that
 grows with load; failure noise (5xx, 200-errors, drops) 0-8% and random 402s; and a loaded gateway, whose latency
-grows with load and whose refusals come as slow as its answers (`gateway`).
+grows with load and whose refusals come as slow as its answers (`gateway`); and caps slower than a request every
+half second (`slow`: a free model's 20 per minute, a bucket at 0.2/s), where a probe spans seconds per send.
 """
 from __future__ import annotations
 
@@ -250,6 +251,33 @@ def _gateway(rng, seed):
     return p, make
 
 
+def _slow(rng, seed):
+    """A cap of 0.2-2 requests per second (OpenRouter's free models: 20 a minute): a window per clock minute, or a
+    bucket with a burst of 1-20, behind latency of 0.5-5 s. A send is seconds apart, so a probe cycle of a few
+    seconds is less than one send."""
+    lat, sigma = _latency(rng, 0.5, 5.0)
+    mean = _mean(lat, sigma)
+    rate = _logu(rng, 0.2, 2.0)
+    window = rng.random() < 0.5
+    ra = _ra(rng, ("none", "exact", "fixed", "reset_ms"))
+    if window:
+        n = max(12, round(rate * 60))
+        phase = round(rng.uniform(0, 60), 2)
+        p = dict(cap="window 60 s", n=n, phase=phase, latency=lat, sigma=sigma, **ra)
+        make_cap = lambda: Cap("window", n=n, period=60.0, phase=phase, **ra)
+        photos = _photos(n / 60, 300)
+    else:
+        burst = float(rng.randint(1, 20))
+        p = dict(cap="bucket", rate=rate, burst=burst, latency=lat, sigma=sigma, **ra)
+        make_cap = lambda: Cap("bucket", rate=rate, burst=burst, **ra)
+        photos = _photos(rate, 200, burst, mean)
+
+    def make():
+        c = make_cap()
+        return Setup([Server([c], latency=lat, sigma=sigma)], [photos], [[c]], mean_latency=mean)
+    return p, make
+
+
 def _noise(rng, seed):
     lat, sigma = _latency(rng, 0.1, 2.0)
     rate = _rate_for(rng, _mean(lat, sigma), 5, 150)
@@ -303,6 +331,7 @@ FAMILIES: dict[str, tuple[str, Callable]] = {
     "moving": ("cap that falls and recovers, drifts or oscillates", _moving),
     "step": ("cap halves, then doubles back", _step),
     "latency": ("latency 0.1-5 s growing with load", _latency_family),
+    "slow": ("cap of 0.2-2/s: a window per minute or a bucket, latency 0.5-5 s", _slow),
     "noise": ("0-8% 5xx/200-errors/drops, 0-2% 402s", _noise),
     "gateway": ("a loaded gateway: latency grows with load, refusals as slow as answers", _gateway),
     "shared": ("2-8 models behind one key-wide cap", lambda rng, s: _several(rng, s, True)),

@@ -390,6 +390,10 @@ WORST = [
     #                            ceiling took more than 5% of the sends since the cut to count)
     ("moving", 21, 82, 9.5),  # 84.0%: a fall to 30% and back
     ("moving", 33, 86, 12),  # 11.8%
+    ("slow", 19, 49, 15),  # 50.7%, 13.4%: a 1.16/s bucket with a burst of 1 at 2.9 s; targets 90 and 5 (issue 10)
+    ("slow", 73, 54, 56),  # 54.5%: a 0.21/s bucket with a burst of 1, under the pace floor (1 / BACKOFF_MAX_S):
+    #                       every other send is refused, the pauses find the cap only for a while (issue 10)
+    ("slow", 28, 98, 26),  # 24.5%: 21 per clock minute; each minute's probe past the quota ends in refused probes
     ("step", 77, 88, 5),  # 90.3% (target met)
     ("latency", 25, 89, 5.5),  # 91.4%: 5.6/s at 3.6 s, latency up 51% per 100 in flight (target met)
     ("latency", 4, 96, 8.5),  # 7.6%: 5.2/s at 0.2 s

@@ -195,11 +195,13 @@ def _(args):
                               label=nbargs.FIELD_LABELS["start_concurrency"])
     max_conc = mo.ui.number(start=1, stop=4096, value=args.max_concurrency,
                             label=nbargs.FIELD_LABELS["max_concurrency"])
+    max_rate_box = mo.ui.text(value=args.max_rate or "", placeholder="none, or 20/min",
+                              label=nbargs.FIELD_LABELS["max_rate"])
     budget_box = mo.ui.number(start=0, stop=100000, step=0.5, value=args.max_cost_usd or 0,
                               label="Budget, USD (0: none)")
     conditions_box = mo.ui.text_area(placeholder=nbargs.CONDITIONS_PLACEHOLDER, label="Conditions (optional)",
                                      full_width=True)
-    return budget_box, conditions_box, max_conc, start_conc
+    return budget_box, conditions_box, max_conc, max_rate_box, start_conc
 
 
 @app.cell(hide_code=True)
@@ -209,10 +211,12 @@ def _(get_name):
 
 
 @app.cell(hide_code=True)
-def _(args, budget_box, conditions_box, field_errors, max_conc, run_name, start_conc):
+def _(args, budget_box, conditions_box, field_errors, max_conc, max_rate_box, run_name, start_conc):
     mo.vstack([mo.md("## 4. Run settings"),
-               mo.hstack([start_conc, max_conc, run_name], justify="start"),
-               field_note(field_errors, "start_concurrency", "max_concurrency", "run_name"),
+               mo.hstack([start_conc, max_conc, max_rate_box, run_name], justify="start"),
+               field_note(field_errors, "start_concurrency", "max_concurrency", "max_rate", "run_name"),
+               mo.md("Max rate: a cap you know, as a free model's 20 requests a minute (`20/min`, `5/s`): "
+                     "the pace never goes over it. Empty: the limiter finds the cap."),
                budget_box, field_note(field_errors, "max_cost_usd"),
                mo.md(f"Results go to `{args.out}/<run name>/`. With a budget, no request is sent once what was "
                      "spent plus what is in flight could pass it; the run stops and can be resumed."),
@@ -224,7 +228,8 @@ def _(args, budget_box, conditions_box, field_errors, max_conc, run_name, start_
 
 @app.cell(hide_code=True)
 def _(args, base_url_box, budget_box, conditions_box, dataset, dataset_error, knob_5xx, knob_burst, knob_cap,
-      knob_drop, knob_latency, knob_rate, max_conc, models_pick, other_models, run_name, start_conc, target):
+      knob_drop, knob_latency, knob_rate, max_conc, max_rate_box, models_pick, other_models, run_name, start_conc,
+      target):
     # Every field checked by the one plan the CLI uses too (run/plan.py); each problem goes under its field.
     field_errors = {}
     if dataset_error:
@@ -253,7 +258,8 @@ def _(args, base_url_box, budget_box, conditions_box, dataset, dataset_error, kn
                                 knob_5xx.value, knob_drop.value))), bool(_conditions))
                             if target.value == "simulator" else None, conditions=_conditions,
                             start_concurrency=int(start_conc.value), max_concurrency=int(max_conc.value),
-                            resume=True, max_cost_usd=float(budget_box.value or 0) or None)
+                            max_rate=max_rate_box.value.strip() or None, resume=True,
+                            max_cost_usd=float(budget_box.value or 0) or None)
         except FieldError as _e:
             field_errors[_e.field] = _e.problem
         except (ValueError, TypeError) as _e:

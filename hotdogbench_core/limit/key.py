@@ -26,8 +26,9 @@ class KeyMember(PacedLimiter):
 
     _on_key = True
 
-    def __init__(self, start: int, cap: int, key: KeyCoordinator, clock: Callable[[], float] = time.perf_counter):
-        super().__init__(start, cap, clock)
+    def __init__(self, start: int, cap: int, key: KeyCoordinator, clock: Callable[[], float] = time.perf_counter,
+                 max_rate: float | None = None):
+        super().__init__(start, cap, clock, max_rate)
         self.key = key
         key.join(self)
 
@@ -39,7 +40,7 @@ class KeyMember(PacedLimiter):
         if not self.key.shared:
             return super().rate(now)
         now = self.clock() if now is None else now
-        return self.key.limiter.rate(now) / self.key.active(now)
+        return min(self.key.limiter.rate(now) / self.key.active(now), self.max_rate)
 
     def wait_time(self, now: float | None = None) -> float:
         now = self.clock() if now is None else now
@@ -87,9 +88,10 @@ class KeyCoordinator:
     def join(self, member: KeyMember) -> None:
         self.members.append(member)
 
-    def member(self, start: int, cap: int, clock: Callable[[], float] = time.perf_counter) -> KeyMember:
+    def member(self, start: int, cap: int, clock: Callable[[], float] = time.perf_counter,
+               max_rate: float | None = None) -> KeyMember:
         """A limiter for one more model of the run on this key."""
-        return KeyMember(start, cap, self, clock)
+        return KeyMember(start, cap, self, clock, max_rate)
 
     # -- what every member reports -------------------------------------------------------------------------
     def started(self, member, now: float) -> None:
@@ -101,9 +103,8 @@ class KeyCoordinator:
         level = self.limiter.start(now)
         self._levels.setdefault((member, member.in_flight + 1), []).append(level)
         if self.shared:
-            rate = self.limiter.rate(now)
-            self._next[member] = max(self._next.get(member, now), now) + \
-                (0.0 if math.isinf(rate) else self.active(now) / rate)
+            rate = member.rate(now)  # its slice of the key's pace (and at most its max_rate)
+            self._next[member] = max(self._next.get(member, now), now) + (0.0 if math.isinf(rate) else 1.0 / rate)
 
     def finished(self, member, kind, latency, tag, retry_after, level) -> None:
         """After the member heard the answer (its in-flight count is down)."""

@@ -47,11 +47,13 @@ class PacedLimiter(LimitHistory):
 
     _on_key = False  # a member of a key (limit/key.py: KeyMember) may be refused in slow start by the others' sends
 
-    def __init__(self, start: int, cap: int, clock: Callable[[], float] = time.perf_counter):
+    def __init__(self, start: int, cap: int, clock: Callable[[], float] = time.perf_counter,
+                 max_rate: float | None = None):
         if start < 1 or cap < 1:
             raise ValueError(f"concurrency must be >= 1 (start={start}, cap={cap})")
         super().__init__(clock)
         self.cap = cap
+        self.max_rate = max_rate or math.inf  # a rate the user knows the server allows: the pace never goes over it
         self.in_flight = self.peak_in_flight = self.throttles = self.failures = self.transport_errors = 0
         self.slow_start, self._window = True, float(min(start, cap))
         self._recorded = int(self._window)  # the limit the history last said
@@ -116,10 +118,12 @@ class PacedLimiter(LimitHistory):
         return ceiling * 2.0 ** min(2.0 * x, 20.0)  # past it with nothing refused: doubling every k/2
 
     def rate(self, now: float | None = None) -> float:
-        """The pace now, requests per second (inf: unpaced, before the first rate signal)."""
+        """The pace now, requests per second (inf: unpaced, before the first rate signal), at most max_rate."""
+        return min(self._probed(self.clock() if now is None else now), self.max_rate)
+
+    def _probed(self, now: float) -> float:
         if math.isinf(self._r_ceiling):
             return math.inf
-        now = self.clock() if now is None else now
         value = self._curve(self._r_ceiling, self._r_t, now, self._r_k)
         top = self.HEADROOM * self._r_ceiling
         if value >= top:  # far past the old ceiling with nothing refused: a new ceiling, if sends followed
@@ -338,5 +342,5 @@ class PacedLimiter(LimitHistory):
         names = [k for k in vars(PacedLimiter) if k.isupper() and k not in ("POLICY", "RETRY_BASE_S")]
         return {"policy": self.POLICY, "final_limit": self.limit, "peak_in_flight": self.peak_in_flight,
                 "throttles": self.throttles, "failures": self.failures, "transport_errors": self.transport_errors,
-                "cap_rate_per_s": fin(self._r_ceiling), "final_rate_per_s": fin(rate), "limit_trace": self.limit_trace,
+                "cap_rate_per_s": fin(self._r_ceiling), "final_rate_per_s": fin(rate), "max_rate_per_s": fin(self.max_rate), "limit_trace": self.limit_trace,
                 "rate_trace": self.rate_trace, "settings": {k.lower(): getattr(self, k) for k in names}}

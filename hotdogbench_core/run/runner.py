@@ -32,7 +32,7 @@ from .events import Event, LimitChanged, ModelFinished, ModelStarted, Notice
 from .failfast import FailFast
 from .gc_tuning import tuned_for_run
 from .model_files import ModelFiles
-from .settings import LIMITERS, RunSettings
+from .settings import RunSettings
 from .transport import new_client
 
 
@@ -61,9 +61,7 @@ class ModelRun(ModelFiles, Attempts):
         self.url = settings.url_for(self.request.path)
         self.redactor = Redactor.for_settings(settings)  # the key and URL credentials out of every stored text
         # key: a limit.KeyCoordinator the models of one run on one key share (adaptive policy only)
-        self.limiter = LIMITERS[settings.limiter](settings.start_concurrency, settings.max_concurrency) \
-            if key is None or settings.limiter == "reference" else \
-            key.member(settings.start_concurrency, settings.max_concurrency)
+        self.limiter = settings.limiter_for(key)
         self.limiter.subscribe(lambda c: self._emit(LimitChanged(self.arm, c)))
         self.retries_exhausted = 0  # photos that ended as "retries exhausted" in this session
         self.rng = random.Random(settings.seed)

@@ -66,9 +66,18 @@ class RunSettings:
     # changes those bodies, so it is part of the request settings a resume must match. Given as a tuple, a
     # list, "id,id", "all", or True (every model).
     logprobs: tuple[str, ...] = ()
+    # A cap the user knows, requests per second per model (None: none known): the pace never goes over it, from
+    # the first send. The adaptive limiter finds a hidden cap by going over it now and then (at 20 a minute, as a
+    # free model's, about one request in five is refused); told the cap, it need not. Given as a number or as
+    # "20/min", "5/s", "300/h". The adaptive limiter only (the reference has no pacer).
+    max_rate: float | None = None
 
     def __post_init__(self):
         self.logprobs = parse_logprobs(self.logprobs)
+        self.max_rate = parse_rate(self.max_rate)
+        if self.max_rate is not None and self.limiter != "adaptive":
+            raise SettingsError(f"paces the adaptive limiter, not {self.limiter!r}: drop it, or use the adaptive "
+                                "limiter", "max_rate")
         for name in ("start_concurrency", "max_concurrency", "max_attempts", "repeats"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
@@ -96,6 +105,15 @@ class RunSettings:
         _check_url(self.base_url)
         self.base_url = self.base_url.rstrip("/")
 
+    def limiter_for(self, key=None):
+        """A model's limiter: this run's policy; on `key` (a limit.KeyCoordinator of models sharing a key, adaptive
+        policy only), a member of it."""
+        start, cap = self.start_concurrency, self.max_concurrency
+        if self.limiter == "reference":
+            return AIMDLimiter(start, cap)
+        return PacedLimiter(start, cap, max_rate=self.max_rate) if key is None else \
+            key.member(start, cap, max_rate=self.max_rate)
+
     def wants_logprobs(self, model: str) -> bool:
         return "*" in self.logprobs or model in self.logprobs
 
@@ -115,7 +133,7 @@ class RunSettings:
                 "max_attempts": self.max_attempts, "retry_budget_s": self.retry_budget_s,
                 "max_wait_s": self.max_wait_s, "repeats": self.repeats,
                 "limiter": self.limiter, "api": self.api, "body_timeout": self.body_timeout,
-                "logprobs": list(self.logprobs)}
+                "logprobs": list(self.logprobs), "max_rate_per_s": self.max_rate}
 
     @property
     def dialect(self) -> str:
@@ -137,6 +155,24 @@ def parse_logprobs(value) -> tuple[str, ...]:
     if any(v in ("*", "all") for v in ids):
         return ("*",)
     return tuple(dict.fromkeys(ids))
+
+
+RATE_UNITS = {"s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "hour": 3600.0}  # "N/unit": per seconds
+
+
+def parse_rate(value) -> float | None:
+    """A rate in requests per second, from a number or "N/s", "N/min", "N/h" (RunSettings.max_rate)."""
+    if value is None or value == "":
+        return None
+    count, _, unit = str(value).strip().lower().partition("/")
+    try:
+        rate = (float(value) if not isinstance(value, str) else float(count)) / RATE_UNITS[unit.strip() or "s"]
+    except (ValueError, TypeError, KeyError):
+        rate = math.nan
+    if isinstance(value, bool) or not math.isfinite(rate) or rate <= 0:
+        raise SettingsError(f"must be requests per second above 0, or N/s, N/min, N/h (as 20/min), got {value!r}",
+                            "max_rate")
+    return rate
 
 
 def url_with_path(base_url: str, path: str) -> str:

@@ -30,6 +30,7 @@ FLAGS = {"models": "--models", "input": "--input", "dataset": "--input", "run_na
          "max_concurrency": "--max-concurrency", "request_timeout": "--request-timeout", "repeats": "--repeats",
          "limiter": "--limiter", "max_cost_usd": "--max-cost-usd", "resume": "--resume", "api": "--api",
          "prices": "--prices", "body_timeout": "--body-timeout", "logprobs": "--logprobs", "max_wait_s": "--max-wait-s",
+         "max_rate": "--max-rate",
          "conditions": "--condition", "conditions_file": "--conditions", "sim_config": "--sim-config"}
 # Exit codes (docs/reliability.md): 0 done; 2 a flag, the photo table or the run folder refused (nothing sent);
 # 3 stopped early (bad key, no credits, budget, a spent quota): resume; 4 a file could not be written or read (disk full,
@@ -51,6 +52,9 @@ def _add_run_flags(p: argparse.ArgumentParser, *, demo: bool = False) -> None:
     p.add_argument("--max-wait-s", type=float, default=RunSettings.max_wait_s,
                    help="a refusal asking a longer wait (a spent hourly or daily quota) stops that model, its "
                         "answers kept, saying when to resume (default %(default)g)")
+    p.add_argument("--max-rate", default=None, metavar="RATE",
+                   help="a cap you know, per model: the pace never goes over it (20/min, 5/s, 300/h; default: none, "
+                        "the adaptive limiter finds the cap)")
     p.add_argument("--max-cost-usd", type=float, default=None,
                    help="spending cap for the run: no new request once spent + in flight could pass it")
     p.add_argument("--limiter", choices=LIMITER_POLICIES, default=LIMITER_POLICIES[0],
@@ -125,7 +129,7 @@ def _plan(args, **target) -> RunPlan:
                     on_download=None if args.quiet else download_bar(),
                     start_concurrency=args.start_concurrency, max_concurrency=args.max_concurrency,
                     request_timeout=args.request_timeout, repeats=args.repeats, limiter=args.limiter,
-                    max_wait_s=args.max_wait_s,
+                    max_wait_s=args.max_wait_s, max_rate=args.max_rate,
                     logprobs=args.logprobs, conditions=args.condition, conditions_file=args.conditions, **target)
 
 

@@ -19,14 +19,16 @@ DEFAULT_NAME = re.compile(r"run_\d{8}_\d{6}")  # the form's own default run name
 # -- the command line a run is started with -----------------------------------------------------------------
 def launch_argv(plan) -> list[str]:
     """The CLI command that runs a plan (run/plan.RunPlan) as the notebook's form made it: every field the
-    form has (photos, models, where requests go, the simulator's settings, concurrency, budget, conditions, run
-    name). The
+    form has (photos, models, where requests go, the simulator's settings, concurrency, max rate, budget,
+    conditions, run name). The
     key is never on it: the run reads it from the environment, like the notebook."""
     s = plan.settings
     argv = ["demo" if plan.target == "simulator" else "run", "--models", ",".join(plan.models),
             "--input", str(Path(plan.dataset.path).resolve()), "--out", str(plan.rundir.out), "--run",
             plan.rundir.name, "--start-concurrency", str(s.start_concurrency), "--max-concurrency",
             str(s.max_concurrency)]
+    if s.max_rate:
+        argv += ["--max-rate", repr(s.max_rate)]  # per second, as the plan parsed it
     if plan.max_cost_usd:
         argv += ["--max-cost-usd", repr(plan.max_cost_usd)]
     for condition in plan.conditions or []:
@@ -117,6 +119,7 @@ def changes(before: list[str] | None, after: list[str] | None) -> list[str]:
               ("base_url", lambda x: getattr(x, "base_url", None) or "–"),
               ("start_concurrency", lambda x: x.start_concurrency),
               ("max_concurrency", lambda x: x.max_concurrency),
+              ("max_rate", lambda x: "none" if not getattr(x, "max_rate", None) else f"{float(x.max_rate):.4g}/s"),
               ("max_cost_usd", lambda x: "none" if not x.max_cost_usd else f"${x.max_cost_usd:g}"),
               ("conditions", lambda x: ", ".join(getattr(x, "condition", None) or []) or "none"))
     for name, value in fields:

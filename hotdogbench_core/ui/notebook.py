@@ -24,7 +24,7 @@ from ..sim.config import SimConfig, demo_config
 # How the run notebook names the fields of a run plan in its messages (its form labels).
 FIELD_LABELS = {"models": "Models", "input": "Photos", "dataset": "Photos", "run_name": "Run name",
                 "api_key": "OpenRouter key", "base_url": "Base URL", "start_concurrency": "Start concurrency",
-                "max_concurrency": "Max concurrency", "max_cost_usd": "Budget", "target": "Send requests to",
+                "max_concurrency": "Max concurrency", "max_rate": "Max rate per model", "max_cost_usd": "Budget", "target": "Send requests to",
                 "conditions": "Conditions", "conditions_file": "Conditions",
                 "sim_config": "Simulator"}
 OUT_ENV = "HOTDOGBENCH_OUT"  # where the notebooks read and write runs when --out is not given
@@ -71,6 +71,7 @@ class RunArgs:
     max_concurrency: int
     max_cost_usd: float | None = None
     resume: bool = False  # headless use: finish the run named by --run
+    max_rate: str | None = None  # as given: "20/min", "5/s" (checked by the plan, run/settings.parse_rate)
 
 
 def run_args(cli: Mapping) -> RunArgs:
@@ -86,7 +87,8 @@ def run_args(cli: Mapping) -> RunArgs:
                    run=_text(cli.get("run")), base_url=base_url,
                    start_concurrency=_number(cli, "start-concurrency", int, 8),
                    max_concurrency=_number(cli, "max-concurrency", int, 256),
-                   max_cost_usd=_number(cli, "max-cost-usd", float, 0) or None, resume=_flag(cli, "resume"))
+                   max_cost_usd=_number(cli, "max-cost-usd", float, 0) or None, resume=_flag(cli, "resume"),
+                   max_rate=_text(cli.get("max-rate")))
 
 
 def _number(cli: Mapping, flag: str, kind: type, default):

@@ -130,6 +130,10 @@ def test_thumbnails():
 
 
 
+def test_run_args_carry_the_max_rate_as_typed():
+    assert nbargs.run_args({"max-rate": "20/min"}).max_rate == "20/min" and nbargs.run_args({}).max_rate is None
+
+
 @pytest.mark.parametrize("flag, value", [("start-concurrency", "nan"), ("max-concurrency", "1.5"),
                                          ("max-cost-usd", "inf"), ("max-cost-usd", "nan"), ("start-concurrency", "x")])
 def test_run_args_name_a_number_that_cannot_be_used(flag, value):

@@ -50,7 +50,7 @@ def test_the_form_plan_becomes_the_cli_command_with_the_same_plan(tmp_path):
     knobs = {"latency_s": 0.05, "max_in_flight": 0}
     plan = plan_run(models=["cheap", "foo/bar"], dataset=SAMPLE, target="simulator", out=tmp_path, run_name="r",
                     sim_config=nbargs.sim_config(knobs, conditions=True), start_concurrency=3, max_concurrency=30,
-                    max_cost_usd=1.25, conditions=["reference", "small=px:256,q:70"])
+                    max_cost_usd=1.25, conditions=["reference", "small=px:256,q:70"], max_rate="20/min")
     argv = launch_argv(plan)
     args = build_parser().parse_args(argv)
     again = _plan(args, target="simulator", sim_config=json.loads(args.sim_config))
@@ -60,6 +60,7 @@ def test_the_form_plan_becomes_the_cli_command_with_the_same_plan(tmp_path):
     for attr in ("models", "target", "max_cost_usd", "sim_config", "resume"):
         assert getattr(again, attr) == getattr(plan, attr), attr
     assert again.settings.public() == plan.settings.public() and again.rundir.path == plan.rundir.path
+    assert again.settings.max_rate == pytest.approx(1 / 3)  # the form's max rate reaches the run's command line
     assert again.dataset.sha256 == plan.dataset.sha256
     assert with_run(argv, tmp_path / "o", "s", True)[-5:] == ["--out", str(tmp_path / "o"), "--run", "s", "--resume"]
     assert "--run" not in with_run(argv, tmp_path, "s", False)[:-4]
@@ -71,6 +72,7 @@ def test_changes_are_said_in_the_form_words(tmp_path):
     assert changes(a, b) == ["Models: openai/gpt-6-luna → openai/gpt-6-luna, foo/bar", "Run name: first → second",
                              "Simulator, median latency, s: 0.02 → 0.5"]
     assert changes(a, a) == [] and changes(None, a) == []
+    assert changes(a, [*a, "--max-rate", "0.5"]) == ["Max rate per model: none → 0.5/s"]
     assert next_name(tmp_path, "mine", lambda n: n == "mine-2") == "mine-3"
     assert next_name(tmp_path, "run_20200101_000000") != "run_20200101_000000"
 

@@ -1,0 +1,61 @@
+"""A cap the user knows (RunSettings.max_rate, --max-rate): the pace never goes over it, from the first send, and a
+lower hidden cap is still found. Fake clock (sim/capmodel.py)."""
+import pytest
+
+from hotdogbench_core.limit import PacedLimiter
+from hotdogbench_core.limit.key import KeyCoordinator
+from hotdogbench_core.sim.capmodel import Cap, Client, FakeClock, Server, simulate
+
+
+def run_one(cap: Cap, max_rate: float | None, photos: int = 120, latency: float = 1.0, seed: int = 0) -> Client:
+    clock = FakeClock(0.0)
+    c = Client(PacedLimiter(8, 256, clock=clock, max_rate=max_rate), Server([cap], latency=latency), photos)
+    simulate([c], clock, seed=seed, until=3600.0)
+    return c
+
+
+def gaps(c: Client) -> list[float]:
+    times = [t for t, _, _ in c.sends]
+    return [b - a for a, b in zip(times, times[1:])]
+
+
+@pytest.mark.parametrize("phase", [0.0, 17.3, 41.9])
+def test_a_known_window_of_20_a_minute_is_never_refused(phase):
+    # a free model's 20 requests a minute, counted per clock minute: found, ~1 request in 5 is refused; known, none
+    known = run_one(Cap("window", n=20, period=60.0, phase=phase, retry_after="reset_ms"), 20 / 60)
+    found = run_one(Cap("window", n=20, period=60.0, phase=phase, retry_after="reset_ms"), None)
+    assert known.rejects == 0 and known.done == 120, (known.rejects, known.done)
+    assert min(gaps(known)) >= 3.0 - 1e-9  # the first 8 sends too: no burst at the start
+    assert known.finished_at <= 120 / 20 * 60 + 60 + 5  # as soon as the quota allows (one minute's phase, a latency)
+    assert found.rejects >= 5  # what the limiter pays to find the cap alone (the comparison could fail)
+    assert known.limiter.stats()["max_rate_per_s"] == pytest.approx(1 / 3, abs=1e-3)
+
+
+def test_a_lower_hidden_cap_is_still_found():
+    # told 5/s, the server takes 1.5/s (a bucket with a burst of 3): the limiter cuts under what it was told
+    c = run_one(Cap("bucket", rate=1.5, burst=3.0, retry_after="exact"), 5.0, photos=200, latency=0.3)
+    assert c.done == 200 and c.exhausted == 0
+    late = [t for t, ok, _ in c.sends if ok and t >= 60]
+    assert len(late) / (c.sends[-1][0] - 60) == pytest.approx(1.5, rel=0.05)  # running at the hidden cap
+    assert c.limiter.rate() < 1.7
+    plain = run_one(Cap("bucket", rate=1.5, burst=3.0, retry_after="exact"), None, photos=200, latency=0.3)
+    assert c.rejects <= plain.rejects  # 23 and 29 of ~225 attempts
+
+
+def test_over_a_cap_it_does_not_know_it_is_the_limiter_as_before():
+    cap = lambda: Cap("bucket", rate=4.0, burst=4.0, retry_after="exact")  # noqa: E731
+    told = run_one(cap(), 40.0, photos=300, latency=0.4, seed=3)
+    plain = run_one(cap(), None, photos=300, latency=0.4, seed=3)
+    assert abs(told.finished_at - plain.finished_at) <= 0.15 * plain.finished_at
+    assert told.rejects <= plain.rejects + 5
+
+
+def test_models_on_one_key_each_stay_under_their_max_rate():
+    clock, key = FakeClock(0.0), KeyCoordinator()
+    bucket = Cap("bucket", rate=30.0, burst=5.0, retry_after="exact")  # the key's: more than the three may take
+    clients = [Client(key.member(8, 256, clock, max_rate=2.0), Server([bucket], latency=0.5), 60) for _ in range(3)]
+    simulate(clients, clock, seed=1, until=600.0)
+    for c in clients:
+        assert c.done == 60 and c.rejects == 0
+        assert min(gaps(c)) >= 0.5 - 1e-9, min(gaps(c))
+        assert 60 / 2.0 - 1 <= c.finished_at <= 60 / 2.0 + 5

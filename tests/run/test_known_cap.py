@@ -1,0 +1,65 @@
+"""--max-rate over real HTTP: the runner, the simulator's clock-aligned window, the summary; the flag as a user
+types it (a subprocess), bad values named by the flag before anything is sent."""
+import asyncio
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from support.paths import REPO
+from support.tables import make_rows, write_table
+from hotdogbench_core import RunSettings, load_dataset
+from hotdogbench_core.run.runner import ModelRun
+from hotdogbench_core.sim.app import SimConfig, Simulator
+
+MODEL = "openai/gpt-6-luna"
+
+
+def run(tmp_path, name, **settings):
+    ds = load_dataset(write_table(tmp_path / "photos.parquet", make_rows(n_per_cat=8, extras=0)))  # 24 photos
+    cfg = SimConfig(seed=0, latency_s=0.05, window_n=6, window_s=2.0, retry_after="exact")  # 3/s, per clock window
+    with Simulator(cfg) as sim:
+        s = RunSettings(api_key="sk-test", base_url=sim.base_url, **settings)
+        summary = asyncio.run(asyncio.wait_for(ModelRun(MODEL, ds, s, tmp_path / name).run(), 120))
+        return summary, sim.stats.rate_limited, sim.stats.answered
+
+
+def test_a_known_cap_is_never_refused_and_the_summary_says_it(tmp_path):
+    summary, refused, answered = run(tmp_path, "known", max_rate="2.8/s")
+    assert refused == 0 and answered == 24 and summary["answered"] == 24
+    assert summary["concurrency"]["max_rate_per_s"] == pytest.approx(2.8)
+    assert summary["concurrency"]["throttles"] == 0
+    found, refused_found, _ = run(tmp_path, "found")  # the same server, the cap not told: the start's burst of 8
+    assert refused_found > 0 and found["answered"] == 24  # alone meets the window's 6 (the test could fail)
+    assert found["concurrency"]["max_rate_per_s"] is None
+
+
+def cli(*args):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENROUTER")}
+    return subprocess.run([sys.executable, "-m", "hotdogbench_core", *args], capture_output=True, text=True,
+                          env=env, cwd=REPO, timeout=180)
+
+
+def test_the_flag_paces_a_demo_run(tmp_path):
+    p = cli("demo", "--models", "anthropic/claude-haiku-5.5", "--out", str(tmp_path / "out"), "--run", "d",
+            "--quiet", "--max-rate", "1200/min")
+    assert p.returncode in (0, 6), p.stderr  # 6: a demo's simulated 5xx may leave a model without an answer
+    summary = json.loads((tmp_path / "out" / "d" / "summary.json").read_text())[0]
+    assert summary["concurrency"]["max_rate_per_s"] == pytest.approx(20.0)
+    assert max(r for _, r in summary["concurrency"]["rate_trace"] if r is not None) <= 20.0 + 1e-6
+    manifest = json.loads((tmp_path / "out" / "d" / "manifest.json").read_text())
+    assert manifest["settings"]["max_rate_per_s"] == pytest.approx(20.0)  # how the run was told to pace
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--max-rate", "20/day"], "--max-rate: must be requests per second above 0, or N/s, N/min, N/h (as 20/min), "
+                               "got '20/day'"),
+    (["--max-rate", "0"], "--max-rate: must be requests per second above 0"),
+    (["--max-rate", "5/s", "--limiter", "reference"], "--max-rate: paces the adaptive limiter, not 'reference'"),
+])
+def test_a_bad_max_rate_is_named_by_its_flag_and_nothing_is_sent(tmp_path, args, message):
+    p = cli("demo", "--out", str(tmp_path / "out"), "--run", "x", *args)
+    assert p.returncode == 2 and message in p.stderr, p.stderr
+    assert not (tmp_path / "out").exists()

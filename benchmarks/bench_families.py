@@ -7,8 +7,10 @@ Each family (benchmarks/scenarios.py) is drawn `--draws` times (seeds 0..N-1, or
 scenarios.HELD_OUT instead, never tuned on); every policy meets the same draws. Policies: `adaptive` (the default
 limiter, hotdogbench_core/limit/paced.py, with its key coordinator when several models share a process),
 `reference` (the reference AIMD with its 8 attempts) and `aws` (botocore's adaptive retry mode, benchmarks/
-aws_adaptive.py, wired on the fake clock). The client loop is the runner's (sim/capmodel.py): retries budgeted in
-time (180 s) for adaptive and aws, 8 attempts for reference.
+aws_adaptive.py, wired on the fake clock); on request (`--policies adaptive,told`), `told`: the adaptive limiter
+told each model's rate cap as a user who knows it would (--max-rate: the tightest bucket rate or window n / period on
+its path at the start, a shared cap split evenly; in-flight caps are not told). The client loop is the runner's
+(sim/capmodel.py): retries budgeted in time (180 s) for adaptive, told and aws, 8 attempts for reference.
 
 Definitions (per draw; the table shows the median and the worst draw):
 - utilization: requests the cap admitted / requests the cap allowed, over the saturated part of the run: from the
@@ -69,12 +71,14 @@ def make_clients(policy: str, setup, clock):
         from aws_adaptive import AwsAdaptiveLimiter
     clients = []
     key = None
-    if policy == "adaptive" and NOKEY is False and not setup.processes and len(setup.servers) > 1:  # one run: one coordinator
+    if policy in ("adaptive", "told") and not NOKEY and not setup.processes and len(setup.servers) > 1:  # one run: one key
         from hotdogbench_core.limit.key import KeyCoordinator
         key = KeyCoordinator()
     for server, photos in zip(setup.servers, setup.photos):
-        if policy == "adaptive":
-            lim = PacedLimiter(START, MAX, clock=clock) if key is None else key.member(START, MAX, clock)
+        if policy in ("adaptive", "told"):
+            told = told_rate(setup, server) if policy == "told" else None
+            lim = PacedLimiter(START, MAX, clock=clock, max_rate=told) if key is None else \
+                key.member(START, MAX, clock, max_rate=told)
             clients.append(Client(lim, server, photos, retry_budget_s=180.0))
         elif policy == "reference":
             clients.append(Client(AIMDLimiter(START, MAX, clock=clock), server, photos, retry_budget_s=None,
@@ -83,6 +87,14 @@ def make_clients(policy: str, setup, clock):
             lim = AwsAdaptiveLimiter(START, MAX, clock=clock)
             clients.append(Client(lim, server, photos, retry_budget_s=180.0, backoff=lim.backoff))
     return clients
+
+
+def told_rate(setup, server) -> float | None:
+    """What a user who knows the caps tells --max-rate: the tightest rate on the model's path at the start (a bucket's
+    rate, a window's n / period; a cap the models share, split evenly), none for in-flight caps."""
+    rates = [cap.limit_now(0.0) / sum(cap in s.caps for s in setup.servers)
+             for cap in server.caps if cap.kind != "inflight"]
+    return min(rates) if rates else None
 
 
 def _tokens_at(cap, t0: float, admitted: list[float]) -> float:
@@ -291,7 +303,8 @@ def main(argv=None) -> int:
     ap.add_argument("--fast", action="store_true", help="20 draws per family (under 2 minutes on 2 cores)")
     ap.add_argument("--draws", type=int, default=100)
     ap.add_argument("--families", default=",".join(FAMILIES))
-    ap.add_argument("--policies", default=",".join(POLICIES))
+    ap.add_argument("--policies", default=",".join(POLICIES),
+                    help="of adaptive, reference, aws, and told: the adaptive limiter told each rate cap (--max-rate)")
     ap.add_argument("--held-out", action="store_true", help="the held-out seeds (scenarios.HELD_OUT) only")
     ap.add_argument("--first-seed", type=int, default=0, help="seeds from this one up (100: a second set of draws)")
     ap.add_argument("--jobs", type=int, default=2)

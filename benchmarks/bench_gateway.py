@@ -1,6 +1,7 @@
 """Issue 10's real-world case, measured again: the LiteLLM proxy's per-minute request limit, over real HTTP.
 
     uv run --group bench python benchmarks/bench_gateway.py [--rpm 120] [--minutes 4] [--policies adaptive,reference]
+                                                            [--max-rate 118/min]
 
 LiteLLM (the version .ci/run installs; see docs/gateways.md) serves one deployment that answers by itself
 (mock_response) and takes `--rpm` requests per UTC clock minute (usage-based-routing-v2; LiteLLM lets rpm - 1 of
@@ -12,6 +13,7 @@ Per policy: answers in each minute, utilization = answers in the whole minutes a
 (the run starts at a minute's start, so every minute but the last is whole; the last, where the photos run out, is
 left out), throttled = 429s / attempts, photos lost as "retries exhausted", and the wall time against the ideal
 (photos / rpm minutes). On 2026-11-30 the limiter of then held 8-11% of a 120 rpm limit for 13 minutes.
+`--max-rate` adds a row: the adaptive limiter told that cap (RunSettings.max_rate), as a user who knows it.
 """
 from __future__ import annotations
 
@@ -52,9 +54,9 @@ def wait_for_minute() -> float:
     return start
 
 
-def run_policy(gw, policy: str, photos_path: Path, rpm: int, out: Path) -> dict:
+def run_policy(gw, policy: str, photos_path: Path, rpm: int, out: Path, max_rate: str | None = None) -> dict:
     ds = load_dataset(photos_path)
-    settings = RunSettings(api_key=gw.master_key, base_url=gw.base_url, limiter=policy)
+    settings = RunSettings(api_key=gw.master_key, base_url=gw.base_url, limiter=policy, max_rate=max_rate)
     answered_at: list[float] = []
 
     def on_event(e):
@@ -62,7 +64,8 @@ def run_policy(gw, policy: str, photos_path: Path, rpm: int, out: Path) -> dict:
             answered_at.append(time.time())
 
     t0 = wait_for_minute()
-    res = asyncio.run(run_models([MODEL], ds, settings, out=out, run_name=policy, on_event=on_event))
+    name = policy if max_rate is None else f"{policy}-max-rate"
+    res = asyncio.run(run_models([MODEL], ds, settings, out=out, run_name=name, on_event=on_event))
     wall = time.time() - t0
     conc = res.summaries[0]["concurrency"]
     per_minute = Counter(int((t - t0) // 60) for t in answered_at)
@@ -70,7 +73,8 @@ def run_policy(gw, policy: str, photos_path: Path, rpm: int, out: Path) -> dict:
     whole = [per_minute.get(i, 0) for i in range(last)]  # every minute before the one where the photos ran out
     n = len(ds)
     throttles = conc.get("throttles", 0)
-    return {"policy": policy, "photos": n, "answered": len(answered_at), "wall": wall,
+    return {"policy": policy if max_rate is None else f"{policy}, --max-rate {max_rate}", "photos": n,
+            "answered": len(answered_at), "wall": wall,
             "ideal": n / rpm * 60, "per_minute": [per_minute.get(i, 0) for i in range(last + 1)],
             "util": 100 * sum(whole) / (rpm * len(whole)) if whole else float("nan"),
             "throttled": 100 * throttles / max(1, throttles + len(answered_at)),
@@ -82,6 +86,7 @@ def main(argv=None) -> int:
     ap.add_argument("--rpm", type=int, default=120, help="the deployment's requests per clock minute (LiteLLM's rpm)")
     ap.add_argument("--minutes", type=float, default=4.0, help="photos = rpm x this")
     ap.add_argument("--policies", default="adaptive,reference")
+    ap.add_argument("--max-rate", default=None, help="also run the adaptive limiter told this cap (as 118/min)")
     ap.add_argument("--keep", type=Path, help="keep the run folders (summary.json: the limiter's history) here")
     args = ap.parse_args(argv)
     if find_litellm()[0] is None:
@@ -93,10 +98,12 @@ def main(argv=None) -> int:
         photos = write_photos(tmp / "photos.parquet", max(1, round(args.rpm * args.minutes)))
         with start_litellm(gateway_config(args.rpm), tmp / "gw") as gw:
             print(f"LiteLLM ready in {gw.startup_s:.1f} s; {args.rpm} requests per clock minute", file=sys.stderr)
-            for policy in args.policies.split(","):
-                r = run_policy(gw, policy, photos, args.rpm, args.keep or tmp / "out")
-                print(f"{policy}: {r}", file=sys.stderr)
-                rows.append([policy, r["photos"], f"{r['util']:.1f}", f"{r['throttled']:.1f}", r["lost"],
+            runs = [(p, None) for p in args.policies.split(",")]
+            runs += [("adaptive", args.max_rate)] if args.max_rate else []
+            for policy, max_rate in runs:
+                r = run_policy(gw, policy, photos, args.rpm, args.keep or tmp / "out", max_rate)
+                print(f"{r['policy']}: {r}", file=sys.stderr)
+                rows.append([r["policy"], r["photos"], f"{r['util']:.1f}", f"{r['throttled']:.1f}", r["lost"],
                              f"{r['wall']:.0f}", f"{r['ideal']:.0f}", " ".join(map(str, r["per_minute"]))])
     print(f"LiteLLM {LITELLM_VERSION}, {args.rpm} requests per clock minute; {machine()}")
     print(table(rows, ["policy", "photos", "util %", "throttled %", "lost", "wall s", "ideal s",

@@ -24,7 +24,8 @@ from ..sim.config import SimConfig, demo_config
 # How the run notebook names the fields of a run plan in its messages (its form labels).
 FIELD_LABELS = {"models": "Models", "input": "Photos", "dataset": "Photos", "run_name": "Run name",
                 "api_key": "OpenRouter key", "base_url": "Base URL", "start_concurrency": "Start concurrency",
-                "max_concurrency": "Max concurrency", "max_rate": "Max rate per model", "max_cost_usd": "Budget", "target": "Send requests to",
+                "max_concurrency": "Max concurrency", "max_rate": "Max rate per model", "max_cost_usd": "Budget",
+                "target": "Send requests to",
                 "conditions": "Conditions", "conditions_file": "Conditions",
                 "sim_config": "Simulator"}
 OUT_ENV = "HOTDOGBENCH_OUT"  # where the notebooks read and write runs when --out is not given

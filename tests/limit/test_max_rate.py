@@ -59,3 +59,18 @@ def test_models_on_one_key_each_stay_under_their_max_rate():
         assert c.done == 60 and c.rejects == 0
         assert min(gaps(c)) >= 0.5 - 1e-9, min(gaps(c))
         assert 60 / 2.0 - 1 <= c.finished_at <= 60 / 2.0 + 5
+
+
+def test_the_benchmark_s_told_policy_tells_each_model_its_cap():
+    import sys
+
+    from support.paths import REPO
+
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    import bench_families as bf
+
+    told, alone = bf.run_draw(("slow", 11, "told")), bf.run_draw(("slow", 11, "adaptive"))  # 15 a minute
+    assert told["throttled"] == 0 and told["util"] >= 95, told
+    assert alone["throttled"] >= 10, alone  # 28.6%: what telling the cap spares
+    shared = bf.run_draw(("shared", 2, "told"))  # 8 models on one key-wide bucket: each told an eighth of it
+    assert shared["throttled"] <= 1 and shared["fair"] >= 0.99 and shared["util"] >= 90, shared

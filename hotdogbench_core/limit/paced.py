@@ -342,5 +342,5 @@ class PacedLimiter(LimitHistory):
         names = [k for k in vars(PacedLimiter) if k.isupper() and k not in ("POLICY", "RETRY_BASE_S")]
         return {"policy": self.POLICY, "final_limit": self.limit, "peak_in_flight": self.peak_in_flight,
                 "throttles": self.throttles, "failures": self.failures, "transport_errors": self.transport_errors,
-                "cap_rate_per_s": fin(self._r_ceiling), "final_rate_per_s": fin(rate), "max_rate_per_s": fin(self.max_rate), "limit_trace": self.limit_trace,
-                "rate_trace": self.rate_trace, "settings": {k.lower(): getattr(self, k) for k in names}}
+                "cap_rate_per_s": fin(self._r_ceiling), "final_rate_per_s": fin(rate),
+                "max_rate_per_s": fin(self.max_rate), "limit_trace": self.limit_trace, "rate_trace": self.rate_trace, "settings": {k.lower(): getattr(self, k) for k in names}}

@@ -109,8 +109,8 @@ class RunSettings:
         """A model's limiter: this run's policy; on `key` (a limit.KeyCoordinator of models sharing a key, adaptive
         policy only), a member of it."""
         start, cap = self.start_concurrency, self.max_concurrency
-        if self.limiter == "reference":
-            return AIMDLimiter(start, cap)
+        if self.limiter != "adaptive":
+            return LIMITERS[self.limiter](start, cap)
         return PacedLimiter(start, cap, max_rate=self.max_rate) if key is None else \
             key.member(start, cap, max_rate=self.max_rate)
 
@@ -158,6 +158,7 @@ def parse_logprobs(value) -> tuple[str, ...]:
 
 
 RATE_UNITS = {"s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "hour": 3600.0}  # "N/unit": per seconds
+SLOWEST_RATE = 1 / 3600  # a max rate under one an hour would hold a run for hours: a daily quota is max_wait_s's
 
 
 def parse_rate(value) -> float | None:
@@ -172,6 +173,9 @@ def parse_rate(value) -> float | None:
     if isinstance(value, bool) or not math.isfinite(rate) or rate <= 0:
         raise SettingsError(f"must be requests per second above 0, or N/s, N/min, N/h (as 20/min), got {value!r}",
                             "max_rate")
+    if rate < SLOWEST_RATE * (1 - 1e-9):
+        raise SettingsError(f"must be at least 1/h, got {value!r} (a daily quota: leave it out; a refusal that asks "
+                            "for a wait past --max-wait-s stops the model, resumable)", "max_rate")
     return rate
 
 

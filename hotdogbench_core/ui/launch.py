@@ -10,7 +10,9 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from ..errors import FieldError
 from ..protocol.models import resolve_models
+from ..run.settings import parse_rate
 from .notebook import FIELD_LABELS, SIM_KNOBS
 
 DEFAULT_NAME = re.compile(r"run_\d{8}_\d{6}")  # the form's own default run name (a timestamp)
@@ -105,6 +107,15 @@ def _sim(args) -> dict:
         return {}
 
 
+def _rate_text(args) -> str:
+    """A command line's --max-rate in the form's words: per second (it was written as the plan parsed it)."""
+    text = getattr(args, "max_rate", None)
+    try:
+        return "none" if not text else f"{parse_rate(text):.4g}/s"
+    except FieldError:
+        return str(text)
+
+
 def changes(before: list[str] | None, after: list[str] | None) -> list[str]:
     """What differs between two run command lines, in the form's words ("Run name: a → b")."""
     a, b = _parse(before), _parse(after)
@@ -119,7 +130,7 @@ def changes(before: list[str] | None, after: list[str] | None) -> list[str]:
               ("base_url", lambda x: getattr(x, "base_url", None) or "–"),
               ("start_concurrency", lambda x: x.start_concurrency),
               ("max_concurrency", lambda x: x.max_concurrency),
-              ("max_rate", lambda x: "none" if not getattr(x, "max_rate", None) else f"{float(x.max_rate):.4g}/s"),
+              ("max_rate", _rate_text),
               ("max_cost_usd", lambda x: "none" if not x.max_cost_usd else f"${x.max_cost_usd:g}"),
               ("conditions", lambda x: ", ".join(getattr(x, "condition", None) or []) or "none"))
     for name, value in fields:

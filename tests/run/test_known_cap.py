@@ -57,6 +57,8 @@ def test_the_flag_paces_a_demo_run(tmp_path):
     (["--max-rate", "20/day"], "--max-rate: must be requests per second above 0, or N/s, N/min, N/h (as 20/min), "
                                "got '20/day'"),
     (["--max-rate", "0"], "--max-rate: must be requests per second above 0"),
+    (["--max-rate", "1/day"], "--max-rate: must be requests per second above 0"),
+    (["--max-rate", "0.5/h"], "--max-rate: must be at least 1/h, got '0.5/h' (a daily quota: leave it out"),
     (["--max-rate", "5/s", "--limiter", "reference"], "--max-rate: paces the adaptive limiter, not 'reference'"),
 ])
 def test_a_bad_max_rate_is_named_by_its_flag_and_nothing_is_sent(tmp_path, args, message):

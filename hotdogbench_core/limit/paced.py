@@ -53,7 +53,8 @@ class PacedLimiter(LimitHistory):
             raise ValueError(f"concurrency must be >= 1 (start={start}, cap={cap})")
         super().__init__(clock)
         self.cap = cap
-        self.max_rate = max_rate or math.inf  # a rate the user knows the server allows: the pace never goes over it
+        self.max_rate = self._max_told = max_rate or math.inf  # a rate the user knows the server allows (or the
+        #                                                         server says): the pace never goes over it
         self.in_flight = self.peak_in_flight = self.throttles = self.failures = self.transport_errors = 0
         self.slow_start, self._window = True, float(min(start, cap))
         self._recorded = int(self._window)  # the limit the history last said
@@ -120,6 +121,13 @@ class PacedLimiter(LimitHistory):
     def rate(self, now: float | None = None) -> float:
         """The pace now, requests per second (inf: unpaced, before the first rate signal), at most max_rate."""
         return min(self._probed(self.clock() if now is None else now), self.max_rate)
+
+    def stated(self, rate: float) -> None:
+        """The server says it allows `rate` requests per second (an answer's x-ratelimit-limit-requests): the pace
+        stays under it, as under a max rate; a max rate the user gave wins (a server may mean another period)."""
+        if math.isinf(self._max_told) and rate != self.max_rate:
+            self.max_rate = rate
+            self._record(self.clock(), f"the server states {rate * 60:g} a minute")
 
     def _probed(self, now: float) -> float:
         if math.isinf(self._r_ceiling):

@@ -37,6 +37,7 @@ class Answer:
     provider: str | None = None
     error: str | None = None  # e.g. "finish_reason=length: no content" alongside usage that was billed
     p_hot_dog: float | None = None  # P(hot dog): the Decisions noul, or P(true) at a chat verdict's token
+    stated_rate: float | None = None  # requests per second the server says it allows (stated_rate(headers))
 
 
 @dataclass(frozen=True)
@@ -130,6 +131,21 @@ def retry_hint(headers: dict, now: float | None = None) -> float | None:
     if reset is not None and now is not None and reset > 1e11:  # epoch ms (a small number is no epoch: ignored)
         return max(0.0, reset / 1000.0 - now)
     return None
+
+
+STATED_PERIOD_S = 60.0  # x-ratelimit-limit-requests counts a minute's requests: OpenAI's and LiteLLM's meaning (a
+#                        server that counts a day's, as Groq, states more than it allows: a ceiling never reached)
+
+
+def stated_rate(headers) -> float | None:
+    """Requests per second a server says it allows on its answers: `x-ratelimit-limit-requests` (OpenAI, and the
+    LiteLLM proxy for a deployment with an rpm) read as per minute. None if it says nothing usable."""
+    value = headers.get("x-ratelimit-limit-requests") if headers is not None else None
+    try:
+        n = float(value) if value is not None else math.nan
+    except (TypeError, ValueError):
+        n = math.nan
+    return n / STATED_PERIOD_S if math.isfinite(n) and n >= 1 else None
 
 
 def as_int(v) -> int | None:

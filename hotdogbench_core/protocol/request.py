@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
-from .answers import Answer, Outcome, classify
+from .answers import Answer, Outcome, classify, stated_rate
 from .conditions import Condition
 from .endpoint import Endpoint
 from .endpoints import endpoint
@@ -122,6 +122,10 @@ class Request:
             cost = header_cost(headers)
             if cost is not None:
                 outcome = replace(outcome, cost_usd=cost)
+        if isinstance(outcome, Answer):
+            rate = stated_rate(headers)
+            if rate is not None:
+                outcome = replace(outcome, stated_rate=rate)
         return outcome
 
 

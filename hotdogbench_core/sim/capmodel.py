@@ -26,7 +26,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..protocol.answers import retry_hint
+from ..protocol.answers import retry_hint, stated_rate
 
 EPOCH = 1_800_000_000.0  # the fake clock's t=0 as a wall-clock epoch, for epoch-ms reset hints
 IN_FLIGHT_402 = "402/in_flight"  # the tag the runner's classifier gives a 402 in-flight budget (protocol/answers.py)
@@ -150,6 +150,7 @@ class Server:
     error_200: float = 0.0
     drop: float = 0.0
     refuse_402: float = 0.0  # share of requests refused at once with 402 in-flight budget, Retry-After: 1
+    states: int | None = None  # x-ratelimit-limit-requests on every answer (a minute's requests: LiteLLM, OpenAI)
     reject_latency: float | None = 0.001  # seconds to a refusal; None: as long as an answer at the load of the
     #                                       moment (a gateway on a loaded machine refuses through the same queue)
 
@@ -322,6 +323,9 @@ class _Simulation:
                     cap.in_flight -= 1
         c.limiter.finish(fb, lat, tag, ra, k)
         if fb == "success":
+            rate = stated_rate({"x-ratelimit-limit-requests": str(c.server.states)}) if c.server.states else None
+            if rate is not None and hasattr(c.limiter, "stated"):  # as the runner reads an answer's headers
+                c.limiter.stated(rate)
             c.done += 1
             c.answered.append(now - lat - self.t0)
         else:

@@ -112,6 +112,9 @@ class SimConfig:
     # multiples of window_s of the wall clock, as "per clock minute"), refused past it, refilled at the boundary
     window_n: int | None = None
     window_s: float = 60.0
+    # answers say the window's count as `x-ratelimit-limit-requests: window_n` (a minute's requests, as the LiteLLM
+    # proxy and OpenAI do): the runner paces under it
+    state_limit: bool = False
     # "key": the bucket and the window count every model's requests (a key-wide cap); "model": each model has
     # its own bucket and window (max_in_flight stays key-wide)
     caps_per: str = "key"

@@ -321,6 +321,7 @@ class SimCore(Caps):
                 s = _dumps(resp)
                 return web.Response(body=s[: len(s) // 2].encode(), content_type="application/json")
             cost, verdict = c, ok
-            return _json(resp)
+            stated = {"x-ratelimit-limit-requests": str(cfg.window_n)} if cfg.state_limit and cfg.window_n else None
+            return _json(resp, headers=stated)
         finally:
             stats._finish(digest, t, status, None, admitted=True, cost=cost, verdict=verdict)

@@ -74,3 +74,40 @@ def test_the_benchmark_s_told_policy_tells_each_model_its_cap():
     assert alone["throttled"] >= 10, alone  # 28.6%: what telling the cap spares
     shared = bf.run_draw(("shared", 2, "told"))  # 8 models on one key-wide bucket: each told an eighth of it
     assert shared["throttled"] <= 1 and shared["fair"] >= 0.99 and shared["util"] >= 90, shared
+
+
+def test_a_cap_the_server_states_on_its_answers_is_kept_under():
+    # the LiteLLM proxy (and OpenAI) answer with x-ratelimit-limit-requests: a minute's requests. A window of 120 per
+    # clock minute, latency 0.3 s: found alone, each minute's quota is spent at full speed and its refill probed;
+    # stated, the pace stays at 2/s from the first answer on
+    def run(states):
+        clock = FakeClock(0.0)
+        cap = Cap("window", n=120, period=60.0, phase=23.0, retry_after="gateway", retry_after_s=60.0)
+        c = Client(PacedLimiter(8, 256, clock=clock), Server([cap], latency=0.3, states=states), 480)
+        simulate([c], clock, seed=2, until=3600.0)
+        return c
+
+    stated, alone = run(120), run(None)
+    assert stated.done == alone.done == 480 and stated.exhausted == 0
+    assert stated.rejects / stated.attempts <= 0.02, stated.rejects  # the window's count lets 120 through
+    assert alone.rejects / alone.attempts >= 0.05, alone.rejects  # what reading the header spares
+    assert stated.limiter.max_rate == pytest.approx(2.0)
+    assert any(e.reason == "the server states 120 a minute" for e in stated.limiter.history)
+    assert stated.finished_at <= 480 / 2.0 + 60
+
+
+def test_stated_rates_are_read_as_a_minute_s_requests():
+    from hotdogbench_core.protocol.answers import stated_rate
+
+    assert stated_rate({"x-ratelimit-limit-requests": "120"}) == pytest.approx(2.0)
+    for junk in ("", "abc", "0", "-5", "nan", "inf"):
+        assert stated_rate({"x-ratelimit-limit-requests": junk}) is None, junk
+    assert stated_rate({}) is None and stated_rate(None) is None
+    lim = PacedLimiter(8, 256, clock=FakeClock(0.0))
+    lim.stated(2.0)
+    assert lim.rate() == 2.0 and lim.stats()["max_rate_per_s"] == 2.0
+    told = PacedLimiter(8, 256, clock=FakeClock(0.0), max_rate=5.0)  # the user's word wins, either way: a server
+    told.stated(2.0)  # that states a second's requests in this header would otherwise be paced 60 times too slow
+    assert told.rate() == 5.0
+    told.stated(9.0)
+    assert told.rate() == 5.0

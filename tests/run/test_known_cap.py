@@ -36,6 +36,20 @@ def test_a_known_cap_is_never_refused_and_the_summary_says_it(tmp_path):
     assert found["concurrency"]["max_rate_per_s"] is None
 
 
+def test_a_cap_the_server_states_is_read_from_its_answers(tmp_path):
+    # x-ratelimit-limit-requests on every answer, as the LiteLLM proxy sends for a deployment with an rpm
+    ds = load_dataset(write_table(tmp_path / "photos.parquet", make_rows(n_per_cat=8, extras=0)))  # 24 photos
+    cfg = SimConfig(seed=0, latency_s=0.05, window_n=600, window_s=60.0, state_limit=True)
+    with Simulator(cfg) as sim:
+        for name, told, pace in (("stated", None, 10.0), ("told", "30/s", 30.0)):  # the user's word wins
+            s = RunSettings(api_key="sk-test", base_url=sim.base_url, max_rate=told)
+            summary = asyncio.run(asyncio.wait_for(ModelRun(MODEL, ds, s, tmp_path / name).run(), 60))
+            assert summary["answered"] == 24 and summary["concurrency"]["max_rate_per_s"] == pytest.approx(pace)
+            rates = [r for _, r in summary["concurrency"]["rate_trace"] if r is not None]
+            assert max(rates, default=0.0) <= pace + 1e-6, rates
+            assert bool(rates) == (told is None)  # the statement is on the trace: "the server states 600 a minute"
+
+
 def cli(*args):
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENROUTER")}
     return subprocess.run([sys.executable, "-m", "hotdogbench_core", *args], capture_output=True, text=True,

@@ -127,7 +127,7 @@ class PacedLimiter(LimitHistory):
         stays under it, as under a max rate; a max rate the user gave wins (a server may mean another period)."""
         if math.isinf(self._max_told) and rate != self.max_rate:
             self.max_rate = rate
-            self._record(self.clock(), f"the server states {rate * 60:g} a minute")
+            self._record(self.clock(), f"the server's stated cap: at most {rate * 60:.4g} a minute")
 
     def _probed(self, now: float) -> float:
         if math.isinf(self._r_ceiling):
@@ -351,4 +351,5 @@ class PacedLimiter(LimitHistory):
         return {"policy": self.POLICY, "final_limit": self.limit, "peak_in_flight": self.peak_in_flight,
                 "throttles": self.throttles, "failures": self.failures, "transport_errors": self.transport_errors,
                 "cap_rate_per_s": fin(self._r_ceiling), "final_rate_per_s": fin(rate),
-                "max_rate_per_s": fin(self.max_rate), "limit_trace": self.limit_trace, "rate_trace": self.rate_trace, "settings": {k.lower(): getattr(self, k) for k in names}}
+                "max_rate_per_s": fin(self.max_rate), "limit_trace": self.limit_trace,
+                "rate_trace": self.rate_trace, "settings": {k.lower(): getattr(self, k) for k in names}}

@@ -91,15 +91,16 @@ def test_a_cap_the_server_states_on_its_answers_is_kept_under():
     assert stated.done == alone.done == 480 and stated.exhausted == 0
     assert stated.rejects / stated.attempts <= 0.02, stated.rejects  # the window's count lets 120 through
     assert alone.rejects / alone.attempts >= 0.05, alone.rejects  # what reading the header spares
-    assert stated.limiter.max_rate == pytest.approx(2.0)
-    assert any(e.reason == "the server states 120 a minute" for e in stated.limiter.history)
-    assert stated.finished_at <= 480 / 2.0 + 60
+    assert stated.limiter.max_rate == pytest.approx(119 / 60)  # one under: see stated_rate
+    assert any(e.reason == "the server's stated cap: at most 119 a minute" for e in stated.limiter.history)
+    assert stated.finished_at <= 480 / (119 / 60) + 60
 
 
 def test_stated_rates_are_read_as_a_minute_s_requests():
     from hotdogbench_core.protocol.answers import stated_rate
 
-    assert stated_rate({"x-ratelimit-limit-requests": "120"}) == pytest.approx(2.0)
+    assert stated_rate({"x-ratelimit-limit-requests": "120"}) == pytest.approx(119 / 60)  # one under, per minute
+    assert stated_rate({"x-ratelimit-limit-requests": "1"}) == pytest.approx(1 / 60)
     for junk in ("", "abc", "0", "-5", "nan", "inf"):
         assert stated_rate({"x-ratelimit-limit-requests": junk}) is None, junk
     assert stated_rate({}) is None and stated_rate(None) is None

@@ -41,13 +41,14 @@ def test_a_cap_the_server_states_is_read_from_its_answers(tmp_path):
     ds = load_dataset(write_table(tmp_path / "photos.parquet", make_rows(n_per_cat=8, extras=0)))  # 24 photos
     cfg = SimConfig(seed=0, latency_s=0.05, window_n=600, window_s=60.0, state_limit=True)
     with Simulator(cfg) as sim:
-        for name, told, pace in (("stated", None, 10.0), ("told", "30/s", 30.0)):  # the user's word wins
+        for name, told, pace in (("stated", None, 599 / 60), ("told", "30/s", 30.0)):  # the user's word wins
             s = RunSettings(api_key="sk-test", base_url=sim.base_url, max_rate=told)
             summary = asyncio.run(asyncio.wait_for(ModelRun(MODEL, ds, s, tmp_path / name).run(), 60))
-            assert summary["answered"] == 24 and summary["concurrency"]["max_rate_per_s"] == pytest.approx(pace)
+            assert summary["answered"] == 24
+            assert summary["concurrency"]["max_rate_per_s"] == pytest.approx(pace, abs=1e-3)
             rates = [r for _, r in summary["concurrency"]["rate_trace"] if r is not None]
             assert max(rates, default=0.0) <= pace + 1e-6, rates
-            assert bool(rates) == (told is None)  # the statement is on the trace: "the server states 600 a minute"
+            assert bool(rates) == (told is None)  # the statement is on the trace
 
 
 def cli(*args):

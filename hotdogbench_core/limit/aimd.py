@@ -136,6 +136,9 @@ class AIMDLimiter(LimitHistory):
         self.in_flight -= 1
         self.feedback(kind, latency, tag)
 
+    def stated(self, rate: float) -> None:
+        """A cap the server states: the reference has no pacer, so it keeps none."""
+
     def stats(self) -> dict:
         return {"policy": "reference", "final_limit": self.limit, "peak_in_flight": self.peak_in_flight, "throttles": self.throttles,
                 "transport_errors": self.transport_errors, "limit_trace": self.limit_trace}

@@ -141,7 +141,7 @@ class Attempts:
             self.stop(f"fatal: {outcome.error}")
         else:
             self.limiter.finish("success", latency, sent_in_flight=sent)
-            if getattr(outcome, "stated_rate", None) and hasattr(self.limiter, "stated"):  # (adaptive policy only)
+            if isinstance(outcome, Answer) and outcome.stated_rate:
                 self.limiter.stated(outcome.stated_rate)
             _keep(res, outcome)
             self._settle(res)

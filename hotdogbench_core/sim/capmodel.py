@@ -323,9 +323,8 @@ class _Simulation:
                     cap.in_flight -= 1
         c.limiter.finish(fb, lat, tag, ra, k)
         if fb == "success":
-            rate = stated_rate({"x-ratelimit-limit-requests": str(c.server.states)}) if c.server.states else None
-            if rate is not None and hasattr(c.limiter, "stated"):  # as the runner reads an answer's headers
-                c.limiter.stated(rate)
+            if c.server.states:  # as the runner reads an answer's headers
+                c.limiter.stated(stated_rate({"x-ratelimit-limit-requests": str(c.server.states)}))
             c.done += 1
             c.answered.append(now - lat - self.t0)
         else:

@@ -19,6 +19,8 @@ RATE_STATUSES = frozenset({429})
 # OpenRouter passes an upstream provider's rate limit on as 502 (or 503) "Provider returned error", the provider's own
 # answer in `error.metadata.raw`: a 429 there, or words like these, are a rate signal whatever the status.
 UPSTREAM_RATE = re.compile(r"\b429\b|rate[ _-]?limit|too many requests|resource[ _]?exhausted", re.I)
+# A refusal that names the minute's quota it spent (OpenRouter: "Rate limit exceeded: free-models-per-min.")
+PER_MINUTE = re.compile(r"per[ _-]?min(ute)?\b", re.I)
 RAW_CHARS = 500  # how much of an answer's text is kept
 ERROR_CHARS = 300  # how much of an error object is kept
 
@@ -46,6 +48,7 @@ class Retry:
     tag: str
     signal: Signal
     retry_after: float | None = None
+    stated_rate: float | None = None  # a minute's quota the refusal names, requests per second (quota_rate)
 
 
 @dataclass(frozen=True)
@@ -185,11 +188,33 @@ def upstream_rate_limited(err) -> bool:
     return UPSTREAM_RATE.search(text[:2000]) is not None
 
 
-def retry_for(code: int, err, headers: dict, now: float | None, tag: str) -> Retry:
-    """A retryable status or error code: a rate signal if it is 429 or an upstream provider's rate limit."""
+def hint_headers(headers, err) -> dict:
+    """The HTTP headers (lower-case) over the rate-limit headers OpenRouter puts in a refusal's body: its free-model
+    429s carry X-RateLimit-Limit, -Remaining and -Reset in `error.metadata.headers`, and no Retry-After."""
+    body = as_dict(as_dict(as_dict(err).get("metadata")).get("headers"))
+    merged = {str(k).lower(): str(v) for k, v in body.items() if isinstance(v, (str, int, float))}
+    merged.update((str(k).lower(), v) for k, v in headers.items())
+    return merged
+
+
+def quota_rate(err, headers) -> float | None:
+    """The quota a refusal names, when it is a minute's (OpenRouter: "Rate limit exceeded: free-models-per-min"
+    with X-RateLimit-Limit: 20), as requests per second, read as stated_rate reads a minute's count. None for any
+    other: a day's quota (free-models-per-day) is no pace; its reset hint stops the model (max_wait_s)."""
+    message = as_str(as_dict(err).get("message")) or ""
+    if PER_MINUTE.search(message) is None:
+        return None
+    return stated_rate({"x-ratelimit-limit-requests": headers.get("x-ratelimit-limit")})
+
+
+def retry_for(code: int, err, headers, now: float | None, tag: str) -> Retry:
+    """A retryable status or error code: a rate signal if it is 429 or an upstream provider's rate limit; its wait
+    and a minute's quota it names read from the headers and the body's `error.metadata.headers`."""
+    hints = hint_headers(headers, err)
     if code not in RATE_STATUSES and upstream_rate_limited(err):
-        return Retry(f"{tag}/upstream_rate", "rate", retry_hint(headers, now))
-    return Retry(tag, rate_signal(code), retry_hint(headers, now))
+        return Retry(f"{tag}/upstream_rate", "rate", retry_hint(hints, now))
+    signal = rate_signal(code)
+    return Retry(tag, signal, retry_hint(hints, now), quota_rate(err, hints) if signal == "rate" else None)
 
 
 def error_text(status: int, err) -> str:

@@ -133,6 +133,8 @@ class Attempts:
             self.stop(give_up[0], scope="model")
         if isinstance(outcome, Retry):
             self.limiter.finish(outcome.signal, latency, outcome.tag, outcome.retry_after, sent)
+            if outcome.stated_rate:
+                self.limiter.stated(outcome.stated_rate)
             self._retry_later(item, outcome, latency)
         elif isinstance(outcome, Fatal):
             self.limiter.finish("transport", latency, sent_in_flight=sent)

@@ -9,7 +9,7 @@ import time
 
 from aiohttp import web
 
-from .config import SimConfig
+from .config import QUOTA_NAMES, SimConfig
 
 _NO_CREDITS = "Insufficient credits. Add more at https://openrouter.ai/settings/credits"
 
@@ -37,7 +37,7 @@ class Caps:
         if cfg.window_n is not None:
             wait = self._window_wait(cfg, key, round(cfg.window_n * scale))
             if wait is not None:
-                return self._rate_limited(digest, t, wait, cfg.window_n)
+                return self._rate_limited(digest, t, wait, cfg.window_n, QUOTA_NAMES.get(cfg.window_s))
         if cfg.rate_per_s is None:
             self._buckets.clear()
         else:
@@ -48,11 +48,11 @@ class Caps:
                 return self._rate_limited(digest, t, wait, cfg.burst)
         return None
 
-    def _rate_limited(self, digest, t, wait: float | None, limit: int) -> web.Response:
+    def _rate_limited(self, digest, t, wait: float | None, limit: int, quota: str | None = None) -> web.Response:
         cfg = self.config
         mode = cfg.retry_after
         known = wait is not None and wait != math.inf
-        ra = None if mode in ("none", "reset_requests", "gateway") else \
+        ra = None if mode in ("none", "reset_requests", "gateway", "openrouter") else \
             wait if mode == "exact" and known else cfg.retry_after_s
         if mode == "large" and self._rng.random() >= cfg.retry_after_share:
             ra = None
@@ -74,6 +74,9 @@ class Caps:
             raw = json.dumps({"error": {"code": 429, "message": "Resource exhausted (simulated upstream)"}})
             return self._reject(digest, t, 502, "Provider returned error", {"provider_name": "simulator", "raw": raw},
                                 headers, ra, refused=True)
+        if mode == "openrouter":  # a free model's 429: the quota named, its X-RateLimit-* in the body only
+            message = f"Rate limit exceeded: {quota}." if quota else "Rate limit exceeded (simulated)"
+            return self._reject(digest, t, 429, message, {"headers": rl}, None, reset_in)
         return self._reject(digest, t, 429, "Rate limit exceeded (simulated)", {"headers": rl}, headers, ra)
 
     def _scale(self, cfg: SimConfig, t: float) -> float:

@@ -12,7 +12,9 @@ from typing import Any
 
 from ..protocol.models import MODELS
 
-RETRY_AFTER_MODES = ("none", "fixed", "exact", "large", "reset_requests", "gateway")
+RETRY_AFTER_MODES = ("none", "fixed", "exact", "large", "reset_requests", "gateway", "openrouter")
+QUOTA_NAMES = {60.0: "free-models-per-min", 86400.0: "free-models-per-day"}  # how OpenRouter names a free model's
+#                                                                               quotas in its 429s' messages
 CAPS_PER = ("key", "model")
 LISTINGS = ("openrouter", "plain", "none")
 # A careless server that echoes the request's Authorization header: in a 400 error body ("error"), or in the
@@ -125,7 +127,9 @@ class SimConfig:
     # a token or the window refills; in-flight 429s can't know that and use retry_after_s), "large"
     # (Retry-After: retry_after_s on a retry_after_share of the 429s, nothing on the others), "reset_requests"
     # (x-ratelimit-reset-requests with the exact wait, like "6s" or "1m0s", and no Retry-After) or "gateway"
-    # (llm_provider-retry-after: retry_after_s and no Retry-After, as the LiteLLM proxy sends).
+    # (llm_provider-retry-after: retry_after_s and no Retry-After, as the LiteLLM proxy sends) or "openrouter" (as
+    # OpenRouter's free-model 429s: no rate headers, X-RateLimit-* in the body's error.metadata.headers, a window of
+    # 60 s or a day named "free-models-per-min" or "free-models-per-day" in the message).
     retry_after: str = "none"
     retry_after_s: float = 1.0
     retry_after_share: float = 1.0

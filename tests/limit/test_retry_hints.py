@@ -32,3 +32,42 @@ def test_classify_carries_the_hint_and_plain_values_are_unchanged():
     out = req.classify(429, {"x-ratelimit-reset": str(int(1_800_000_003_000))}, b"{}", now=1_800_000_000.0)
     assert abs(out.retry_after - 3.0) < 1e-6
     assert parse_retry_after("1.5") == 1.5 and parse_retry_after("soon") is None
+
+
+def _free_model_429(quota: str, limit: str, reset_ms: int) -> bytes:
+    """An OpenRouter free model's 429 as users report it: X-RateLimit-* in the body's metadata.headers only."""
+    return json.dumps({"error": {"message": f"Rate limit exceeded: {quota}.", "code": 429, "metadata": {
+        "headers": {"X-RateLimit-Limit": limit, "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": str(reset_ms)},
+        "provider_name": None}}}).encode()
+
+
+def test_a_free_models_minute_quota_in_the_body_is_a_wait_and_a_stated_cap():
+    now = 1_800_000_000.0
+    out = request_for("openai/gpt-6-luna").classify(429, {}, _free_model_429("free-models-per-min", "20",
+                                                                                 int((now + 42) * 1000)), now=now)
+    assert isinstance(out, Retry) and out.signal == "rate"
+    assert abs(out.retry_after - 42.0) < 1e-3  # the reset the body gives (there is no Retry-After)
+    assert out.stated_rate == 19 / 60  # a minute's 20, one under as every stated count
+
+
+def test_a_free_models_day_quota_is_a_long_wait_and_no_pace():
+    now = 1_800_000_000.0
+    out = request_for("openai/gpt-6-luna").classify(429, {}, _free_model_429("free-models-per-day", "50",
+                                                                                 int((now + 5 * 3600) * 1000)), now=now)
+    assert abs(out.retry_after - 5 * 3600) < 1e-3 and out.stated_rate is None  # max_wait_s stops the model on it
+
+
+def test_the_http_headers_win_over_the_body_and_odd_bodies_give_nothing():
+    now = 1_800_000_000.0
+    body = _free_model_429("free-models-per-min", "20", int((now + 42) * 1000))
+    req = request_for("openai/gpt-6-luna")
+    out = req.classify(429, {"retry-after": "3", "x-ratelimit-limit": "10"}, body, now=now)
+    assert out.retry_after == 3.0 and out.stated_rate == 9 / 60
+    odd = json.dumps({"error": {"message": "Rate limit exceeded: per-minute", "code": 429,
+                                "metadata": {"headers": ["X-RateLimit-Limit", "20"]}}}).encode()
+    out = req.classify(429, {}, odd, now=now)
+    assert out.retry_after is None and out.stated_rate is None  # a list is no headers; no count, no cap
+    plain = json.dumps({"error": {"message": "Too many requests", "code": 429}}).encode()
+    assert req.classify(429, {"x-ratelimit-limit": "20"}, plain, now=now).stated_rate is None  # no period named
+    out = req.classify(503, {}, _free_model_429("free-models-per-min", "20", int((now + 4) * 1000)), now=now)
+    assert out.signal == "failure" and out.stated_rate is None  # a 503 is no quota's refusal

@@ -12,10 +12,15 @@ from hotdogbench_core.sim.app import SimConfig, Simulator
 MODEL = "openai/gpt-6-luna"
 
 
+def _at_least_s_to_the_boundary(period: float, s: float) -> None:
+    left = period - time.time() % period
+    if left < s:  # (the window must not refill during the test)
+        time.sleep(left + 0.2)
+
+
 def test_a_spent_hourly_quota_stops_the_model_and_a_resume_asks_only_the_rest(tmp_path):
     ds = load_dataset(write_table(tmp_path / "photos.parquet", make_rows(n_per_cat=10, extras=0)))  # 30 photos
-    if time.time() % 3600 > 3590:  # (the hour's window must not refill during the test)
-        time.sleep(11)
+    _at_least_s_to_the_boundary(3600.0, 40)
     cfg = SimConfig(seed=0, latency_s=0.02, window_n=10, window_s=3600.0, retry_after="exact")
     with Simulator(cfg) as sim:
         settings = RunSettings(api_key="sk-test", base_url=sim.base_url, max_wait_s=60.0)
@@ -40,3 +45,34 @@ def test_a_wait_under_max_wait_s_is_waited_out(tmp_path):
         summary = asyncio.run(ModelRun(MODEL, ds, settings, tmp_path / "out").run())
         refused = sim.stats.rate_limited
     assert refused > 0 and summary["answered"] == len(ds) and not summary.get("stopped")
+
+
+def test_a_free_models_day_quota_named_in_the_body_stops_the_model(tmp_path):
+    """OpenRouter's free-model 429s carry no Retry-After and give their reset only in the body's metadata.headers;
+    read there, a spent day's quota stops the model at once instead of each photo trying for the retry budget."""
+    ds = load_dataset(write_table(tmp_path / "photos.parquet", make_rows(n_per_cat=6, extras=0)))  # 18 photos
+    _at_least_s_to_the_boundary(86400.0, 60)
+    cfg = SimConfig(seed=0, latency_s=0.02, window_n=5, window_s=86400.0, retry_after="openrouter")
+    with Simulator(cfg) as sim:
+        settings = RunSettings(api_key="sk-test", base_url=sim.base_url, max_wait_s=900.0)
+        mr = ModelRun(MODEL, ds, settings, tmp_path / "out")
+        summary = asyncio.run(asyncio.wait_for(mr.run(), 30))
+        refused = sim.stats.rate_limited
+    assert summary["answered"] == 5 and "asks to wait" in summary["stopped"] and "--resume" in summary["hint"]
+    assert 1 <= refused <= 8 and mr.retries_exhausted == 0  # stopped on the first refusals, none given up
+
+
+def test_a_free_models_minute_quota_named_in_the_body_paces_the_model(tmp_path):
+    """free-models-per-min with X-RateLimit-Limit: 6 in the body: the pace is held at 5 a minute from then on
+    (max_wait_s under the wait to the next minute stops the model there, so the test need not wait for it)."""
+    ds = load_dataset(write_table(tmp_path / "photos.parquet", make_rows(n_per_cat=4, extras=0)))  # 12 photos
+    _at_least_s_to_the_boundary(60.0, 10)
+    cfg = SimConfig(seed=0, latency_s=0.02, window_n=6, window_s=60.0, retry_after="openrouter")
+    with Simulator(cfg) as sim:
+        settings = RunSettings(api_key="sk-test", base_url=sim.base_url, max_wait_s=5.0)
+        mr = ModelRun(MODEL, ds, settings, tmp_path / "out")
+        summary = asyncio.run(asyncio.wait_for(mr.run(), 30))
+    conc = summary["concurrency"]
+    assert summary["answered"] == 6 and "asks to wait" in summary["stopped"]
+    assert conc["max_rate_per_s"] == round(5 / 60, 3)
+    assert any("stated cap: at most 5 a minute" in change.reason for change in mr.limiter.history)

@@ -88,5 +88,8 @@ class AwsAdaptiveLimiter(LimitHistory):
         base = 1.0 if signal == "rate" else 0.05
         return rng.random() * min(20.0, base * 2 ** (attempts - 1))
 
+    def stated(self, rate: float) -> None:
+        """A cap the server states: botocore reads none (its bucket's rate comes from throttles alone)."""
+
     def stats(self) -> dict:
         return {"policy": self.POLICY, "throttles": self.throttles, "fill_rate": self.bucket.max_rate}

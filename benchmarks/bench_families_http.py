@@ -41,8 +41,9 @@ from hotdogbench_core.run.session import run_models  # noqa: E402
 
 MODELS = ["openai/gpt-6-luna", "openai/gpt-6.1-sol", "openai/gpt-6-astra", "typesafe/jev-1.14", "cloudflare/clef",
           "anthropic/claude-haiku-5.5", "anthropic/claude-sonnet-5.5", "anthropic/claude-opus-5.5"]
+# the model's refusal modes as the simulator's (reset_ms: "none", since the simulator always sends X-RateLimit-Reset)
 RA_MODES = {"none": "none", "exact": "exact", "fixed": "fixed", "large": "large", "reset_requests": "reset_requests",
-            "gateway": "gateway", "reset_ms": "none"}  # (the simulator always sends X-RateLimit-Reset)
+            "gateway": "gateway", "reset_ms": "none", "openrouter": "openrouter"}
 
 
 def _schedule(cap, horizon: float) -> list:

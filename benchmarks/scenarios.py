@@ -278,6 +278,24 @@ def _slow(rng, seed):
     return p, make
 
 
+def _free(rng, seed):
+    """OpenRouter's free models: 20 requests a clock minute on the key (shared by the 1-4 models of a run), refused
+    with its 429s (no Retry-After; X-RateLimit-Limit and -Reset in the body, the quota named free-models-per-min,
+    read by the runner's classifier: a pace of one under the count a minute from the first refusal on), latency
+    0.5-5 s."""
+    k = rng.randint(1, 4)
+    lat, sigma = _latency(rng, 0.5, 5.0)
+    mean = _mean(lat, sigma)
+    phase = round(rng.uniform(0, 60), 2)
+    p = dict(models=k, n=20, phase=phase, latency=lat, sigma=sigma)
+
+    def make():
+        cap = Cap("window", n=20, period=60.0, phase=phase, retry_after="openrouter")
+        return Setup([Server([cap], latency=lat, sigma=sigma) for _ in range(k)], [_photos(20 / 60 / k, 300)] * k,
+                     [[cap]] * k, shared=k > 1, mean_latency=mean)
+    return p, make
+
+
 def _noise(rng, seed):
     lat, sigma = _latency(rng, 0.1, 2.0)
     rate = _rate_for(rng, _mean(lat, sigma), 5, 150)
@@ -332,6 +350,7 @@ FAMILIES: dict[str, tuple[str, Callable]] = {
     "step": ("cap halves, then doubles back", _step),
     "latency": ("latency 0.1-5 s growing with load", _latency_family),
     "slow": ("cap of 0.2-2/s: a window per minute or a bucket, latency 0.5-5 s", _slow),
+    "free": ("OpenRouter's free models: 20 a minute per key, 1-4 models, its 429s", _free),
     "noise": ("0-8% 5xx/200-errors/drops, 0-2% 402s", _noise),
     "gateway": ("a loaded gateway: latency grows with load, refusals as slow as answers", _gateway),
     "shared": ("2-8 models behind one key-wide cap", lambda rng, s: _several(rng, s, True)),

@@ -55,6 +55,10 @@ class KeyMember(PacedLimiter):
         super().finish(kind, latency, tag, retry_after, sent_in_flight)
         self.key.finished(self, kind, latency, tag, retry_after, sent_in_flight)
 
+    def stated(self, rate: float) -> None:
+        super().stated(rate)
+        self.key.stated(rate)
+
     def _taken_one(self, now: float, sent_at: float, level: int) -> None:
         if not self.key.shared:  # (once shared, the key's limiter decides: it hears this in finish)
             super()._taken_one(now, sent_at, level)
@@ -92,6 +96,12 @@ class KeyCoordinator:
                max_rate: float | None = None) -> KeyMember:
         """A limiter for one more model of the run on this key."""
         return KeyMember(start, cap, self, clock, max_rate)
+
+    def stated(self, rate: float) -> None:
+        """A member's server stated a cap: once the cap is the key's, it is the key's (OpenRouter's free models: 20 a
+        minute on the key); while each model acts alone, it is that model's (a LiteLLM deployment's rpm)."""
+        if self.limiter is not None:
+            self.limiter.stated(rate)
 
     # -- what every member reports -------------------------------------------------------------------------
     def started(self, member, now: float) -> None:

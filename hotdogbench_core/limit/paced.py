@@ -14,8 +14,8 @@ refusals in a row are a spent quota or a pause: one probe at a time, backing off
 the last spent quota's refusal); a refusal that outlasted the open stretch before it was a quota spent early, and R
 becomes what the server took over that cycle; within QUOTA_CYCLES of them from its refill, a first refusal is that
 quota spent again and pauses at once. A server's Retry-After (or reset hint) may bring a probe forward, until a
-probe it timed is refused (a fixed one is often wrong): then never again. Refusals of sends from before a cut move
-nothing; failures and drops move nothing. On a key (limit/key.py) a model's first cut is at least an equal share of
+probe it timed is refused (a fixed one is often wrong): then never again; two refusals of a pause that name one
+clock time name a quota's reset, and the next probe waits for it. Refusals of sends from before a cut move nothing; failures and drops move nothing. On a key (limit/key.py) a model's first cut is at least an equal share of
 what the key took, and once the cap is seen to be the key's, the key's limiter decides for every model. Every change
 goes into a bounded history with its reason.
 """
@@ -73,6 +73,7 @@ class PacedLimiter(LimitHistory):
         self._taken_before = self._paused_at = math.inf  # (and when the latest pause began)
         self._probe_at, self._backoff, self._probe_sent = -math.inf, 0.0, None  # while refused: the next probe,
         #                                                                           and when the one out went
+        self._reset_at, self._reset_t = -math.inf, math.inf  # the clock time the last hint of a pause named, and when
         self._trust, self._hinted = True, 0.0  # the server's hints time probes until one proves wrong (then never
         #                                          again); the wait the last one set
         self._spent_s = self._cycle_s = 0.0  # how long the last spent quota's refusal and cycle lasted (0: the
@@ -288,6 +289,11 @@ class PacedLimiter(LimitHistory):
         self._trust = self._trust and (first or not self._hinted or counted)  # timed was a hair early
         hint = self._backoff if retry_after is None else max(retry_after, 1e-3)
         wait = min(self._backoff, hint) if self._trust else self._backoff
+        if retry_after is not None:  # two refusals of a pause that name one clock time name a quota's reset: the
+            at, spacing = now + retry_after, now - self._reset_t  # probe waits for it (a fixed value moves with
+            if spacing >= self.BACKOFF_MAX_S / 16 and abs(at - self._reset_at) < min(1.0, spacing / 4):  # the
+                wait = max(wait, retry_after)  # clock by the spacing itself; Retry-After counts whole seconds)
+            self._reset_at, self._reset_t = at, now
         self._hinted = wait if wait < self._backoff else 0.0  # (a server's hint may only bring a probe forward)
         self._probe_at, self._probe_sent = now + wait, None
         if first:

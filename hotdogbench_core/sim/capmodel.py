@@ -8,7 +8,7 @@ request passes every cap on its path (a key-wide cap and/or the model's own) or 
 402 for an in-flight budget), carrying what that server would send: Retry-After none / exact / fixed / a large
 fixed value on some refusals only, or a reset hint instead (OpenRouter's `X-RateLimit-Reset` in epoch ms,
 `x-ratelimit-reset-requests` like "6m0s", a gateway's `llm_provider-retry-after`). The client reads those headers
-with the runner's own parser (protocol.answers.retry_hint). Caps may move during the run (`scale(t)`: a fall and a
+with the runner's own parser (protocol.answers.retry_for). Caps may move during the run (`scale(t)`: a fall and a
 recovery, a drift, an oscillation). Admitted requests answer after a lognormal latency that may grow with the
 load, with random 5xx, 200-errors and dropped connections; those still used the cap.
 
@@ -26,7 +26,8 @@ import random
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..protocol.answers import retry_hint, stated_rate
+from ..protocol.answers import Retry, retry_for, stated_rate
+from .config import QUOTA_NAMES
 
 EPOCH = 1_800_000_000.0  # the fake clock's t=0 as a wall-clock epoch, for epoch-ms reset hints
 IN_FLIGHT_402 = "402/in_flight"  # the tag the runner's classifier gives a 402 in-flight budget (protocol/answers.py)
@@ -68,7 +69,7 @@ class Cap:
     period: float = 60.0  # window length, seconds
     phase: float = 0.0  # window boundaries at phase + k * period (clock-aligned, not the client's start)
     status: int = 429  # 402 for an in-flight budget
-    retry_after: str = "none"  # none | exact | fixed | large | reset_ms | reset_requests | gateway
+    retry_after: str = "none"  # none | exact | fixed | large | reset_ms | reset_requests | gateway | openrouter
     retry_after_s: float = 1.0  # fixed, large and gateway: the value sent
     large_share: float = 1.0  # large: share of refusals that carry it (the others carry nothing)
     scale: Callable[[float], float] | None = None  # t (seconds from start) -> cap multiplier
@@ -116,6 +117,16 @@ class Cap:
         else:
             self.tokens -= 1.0
 
+    def refusal(self, wait: float, now: float, rng: random.Random) -> Retry:
+        """The refusal as the runner's classifier reads it (its wait, and a minute's quota it names). In mode
+        "openrouter", a free model's 429: X-RateLimit-* in the body's metadata.headers only, the quota named."""
+        headers, err = self.headers(wait, now, rng), {}
+        if self.retry_after == "openrouter":
+            name = QUOTA_NAMES.get(self.period, "free-models") if self.kind == "window" else "free-models"
+            headers, err = {}, {"message": f"Rate limit exceeded: {name}.", "code": 429,
+                                "metadata": {"headers": headers}}
+        return retry_for(429, err, headers, EPOCH + now, "429")
+
     def headers(self, wait: float, now: float, rng: random.Random) -> dict:
         """What the refusal carries, as lower-case headers."""
         mode = self.retry_after
@@ -129,6 +140,9 @@ class Cap:
         if mode == "gateway":
             return {"llm_provider-retry-after": f"{self.retry_after_s:g}"}
         reset = exact if exact is not None else self.retry_after_s
+        if mode == "openrouter":  # what a free model's 429 carries in its body (refusal() puts it there)
+            return {"x-ratelimit-limit": str(self.n), "x-ratelimit-remaining": "0",
+                    "x-ratelimit-reset": str(int((EPOCH + now + reset) * 1000))}
         if mode == "reset_ms":
             return {"x-ratelimit-reset": str(int((EPOCH + now + reset) * 1000))}
         if mode == "reset_requests":
@@ -291,16 +305,17 @@ class _Simulation:
             c.sends.append((t, False, True))
             refusal_s = srv.refusal_latency(rng)
             self.push(now + refusal_s, "reply",
-                      (c, "rate", refusal_s, 1.0, n + 1, first_t, k, None, failed, IN_FLIGHT_402))
+                      (c, "rate", refusal_s, 1.0, n + 1, first_t, k, None, failed, IN_FLIGHT_402, None))
             return
         for cap in srv.caps:
             wait_cap = cap.check(t)
             if wait_cap is not None:
                 c.sends.append((t, False, True))
-                ra = retry_hint(cap.headers(wait_cap, t, rng), EPOCH + t)
+                refused = cap.refusal(wait_cap, t, rng)
                 refusal_s = srv.refusal_latency(rng)
-                self.push(now + refusal_s, "reply", (c, "rate", refusal_s, ra, n + 1, first_t, k, None, failed,
-                                                     IN_FLIGHT_402 if cap.status == 402 else "429"))
+                self.push(now + refusal_s, "reply", (c, "rate", refusal_s, refused.retry_after, n + 1, first_t, k,
+                                                     None, failed, IN_FLIGHT_402 if cap.status == 402 else "429",
+                                                     refused.stated_rate))
                 return
         for cap in srv.caps:
             cap.take()
@@ -311,17 +326,19 @@ class _Simulation:
         r = rng.random()
         kind = "failure" if r < srv.error_5xx + srv.error_200 else \
             "transport" if r < srv.error_5xx + srv.error_200 + srv.drop else "success"
-        self.push(now + lat, "reply", (c, kind, lat, None, n + 1, first_t, k, srv.caps, failed, kind))
+        self.push(now + lat, "reply", (c, kind, lat, None, n + 1, first_t, k, srv.caps, failed, kind, None))
 
     def settle(self, reply: tuple, now: float) -> Client:
         """A reply reaches its client: the limiter hears it; a refusal or failure is retried or given up on."""
-        c, fb, lat, ra, n, first_t, k, caps, failed, tag = reply
+        c, fb, lat, ra, n, first_t, k, caps, failed, tag, stated = reply
         if caps is not None:  # admitted: it leaves the server
             c.server.in_flight -= 1
             for cap in caps:
                 if cap.kind == "inflight":
                     cap.in_flight -= 1
         c.limiter.finish(fb, lat, tag, ra, k)
+        if stated:  # a minute's quota the refusal named, as the runner reads it
+            c.limiter.stated(stated)
         if fb == "success":
             if c.server.states:  # as the runner reads an answer's headers
                 c.limiter.stated(stated_rate({"x-ratelimit-limit-requests": str(c.server.states)}))

@@ -79,6 +79,7 @@ class PacedLimiter(LimitHistory):
         self._spent_s = self._cycle_s = 0.0  # how long the last spent quota's refusal and cycle lasted (0: the
         #                                       last refusal was no quota's)
         self._early = 0  # the pause began at its first refusal (1), and a probe of it was refused (2)
+        self._named = False  # the latest run of refusals began with one naming its quota ("429/quota")
         self._refusal_s = 0.0  # the slowest refusal of the latest run of them: a probe not refused in time passed
         self._open_t, self._open_sends, self._open_refused = clock(), 0, 0  # since the last refusal ended
         self._rtt, self._first = 1.0, math.inf  # the latest answer's latency; the first send
@@ -260,8 +261,9 @@ class PacedLimiter(LimitHistory):
         self._in_row = self._in_row + 1 if not between or self.refused else 1  # in a row: of sends in a row
         if self._in_row == 1:
             self._refused_since = now
-            if level <= max(self._seen, 1) and now - self._open_t < self.QUOTA_CYCLES * self._cycle_s:  # the quota
-                self._in_row, self._early = self.REFUSED, 1  # spent again (not an in-flight cap): pause at once
+            self._named = tag.endswith("/quota")  # a quota the server named: spent, whatever came before
+            if level <= max(self._seen, 1) and now - self._open_t < self.QUOTA_CYCLES * self._cycle_s or self._named:
+                self._in_row, self._early = self.REFUSED, 1  # the quota spent again (not an in-flight cap): pause
         self._refusal_s = max(self._refusal_s, now - sent_at) if self._in_row > 1 else now - sent_at
         if self._in_row >= self.REFUSED:  # refused: probes back off, one at a time
             self._pause(now, sent_at, tag, retry_after)
@@ -291,8 +293,9 @@ class PacedLimiter(LimitHistory):
         wait = min(self._backoff, hint) if self._trust else self._backoff
         if retry_after is not None:  # two refusals of a pause that name one clock time name a quota's reset: the
             at, spacing = now + retry_after, now - self._reset_t  # probe waits for it (a fixed value moves with
-            if spacing >= self.BACKOFF_MAX_S / 16 and abs(at - self._reset_at) < min(1.0, spacing / 4):  # the
-                wait = max(wait, retry_after)  # clock by the spacing itself; Retry-After counts whole seconds)
+            if spacing >= self.BACKOFF_MAX_S / 16 and abs(at - self._reset_at) < min(1.0, spacing / 4) or \
+                    tag.endswith("/quota"):  # the clock by the spacing itself; Retry-After counts whole seconds;
+                wait = max(wait, retry_after)  # a refusal that names its quota gives that quota's reset)
             self._reset_at, self._reset_t = at, now
         self._hinted = wait if wait < self._backoff else 0.0  # (a server's hint may only bring a probe forward)
         self._probe_at, self._probe_sent = now + wait, None

@@ -21,6 +21,7 @@ RATE_STATUSES = frozenset({429})
 UPSTREAM_RATE = re.compile(r"\b429\b|rate[ _-]?limit|too many requests|resource[ _]?exhausted", re.I)
 # A refusal that names the minute's quota it spent (OpenRouter: "Rate limit exceeded: free-models-per-min.")
 PER_MINUTE = re.compile(r"per[ _-]?min(ute)?\b", re.I)
+QUOTA_TAG = "quota"  # ends the tag of such a refusal ("429/quota"): the limiter reads it as a spent quota
 RAW_CHARS = 500  # how much of an answer's text is kept
 ERROR_CHARS = 300  # how much of an error object is kept
 
@@ -214,7 +215,8 @@ def retry_for(code: int, err, headers, now: float | None, tag: str) -> Retry:
     if code not in RATE_STATUSES and upstream_rate_limited(err):
         return Retry(f"{tag}/upstream_rate", "rate", retry_hint(hints, now))
     signal = rate_signal(code)
-    return Retry(tag, signal, retry_hint(hints, now), quota_rate(err, hints) if signal == "rate" else None)
+    quota = quota_rate(err, hints) if signal == "rate" else None
+    return Retry(tag if quota is None else f"{tag}/{QUOTA_TAG}", signal, retry_hint(hints, now), quota)
 
 
 def error_text(status: int, err) -> str:

@@ -314,7 +314,7 @@ class _Simulation:
                 refused = cap.refusal(wait_cap, t, rng)
                 refusal_s = srv.refusal_latency(rng)
                 self.push(now + refusal_s, "reply", (c, "rate", refusal_s, refused.retry_after, n + 1, first_t, k,
-                                                     None, failed, IN_FLIGHT_402 if cap.status == 402 else "429",
+                                                     None, failed, IN_FLIGHT_402 if cap.status == 402 else refused.tag,
                                                      refused.stated_rate))
                 return
         for cap in srv.caps:

@@ -359,6 +359,27 @@ def test_two_refusals_of_a_pause_naming_one_clock_time_wait_for_it():
     assert lim.wait_time() == pytest.approx(reset_at - clock(), abs=0.01)  # the same clock time: its reset
 
 
+def test_a_refusal_that_names_its_quota_pauses_at_once_until_its_reset():
+    # OpenRouter's "free-models-per-min" 429 (tagged "429/quota" by the classifier): the quota is spent, so the
+    # first refusal pauses (no REFUSED in a row) and the probe waits for the reset it gives
+    lim, clock = make(8, 256)
+    for _ in range(20):
+        one(lim, clock)
+    clock.advance(lim.wait_time())
+    k = lim.start()
+    clock.advance(0.001)
+    lim.finish("rate", 0.001, "429/quota", 37.0, k)
+    assert lim.refused and lim.wait_time() == pytest.approx(37.0, abs=0.01)
+    lim2, clock2 = make(8, 256)  # the same refusal unnamed: a cut, no pause
+    for _ in range(20):
+        one(lim2, clock2)
+    clock2.advance(lim2.wait_time())
+    k = lim2.start()
+    clock2.advance(0.001)
+    lim2.finish("rate", 0.001, "429", 37.0, k)
+    assert not lim2.refused and lim2.wait_time() < 1.0
+
+
 def test_a_fixed_retry_after_is_no_clock_time_and_does_not_stall_the_probes():
     # "Retry-After: 30" on every refusal, whatever the real wait: each names another clock time, so the probes go
     # on at the back-off (the issue: a large fixed value stalls other sends at most about a second)
@@ -752,7 +773,9 @@ def test_models_on_the_key_s_cap_share_it_evenly():
 def test_a_free_models_minute_quota_named_on_the_key_paces_the_key():
     # OpenRouter's free models: 20 a clock minute on the key, its 429s naming "free-models-per-min" with the count and
     # reset in the body. Read by the runner's classifier, the count paces the key's limiter once the cap is found to
-    # be the key's (each model at 19 a minute on its own would be 19 x k on the key: 13.0% refused for 2 and 4 models)
+    # be the key's (each model at 19 a minute on its own would be 19 x k on the key: 13.0% refused for 2 and 4
+    # models); a refusal that names its quota pauses at once and counts as a probed pause for the key (3.8%, 6.1%:
+    # the start's sends past the quota; 8.3%, 6.5% before)
     for seed, k in ((0, 2), (5, 4)):
         d = bf.draw("free", seed)
         setup = d.make()
@@ -762,7 +785,7 @@ def test_a_free_models_minute_quota_named_on_the_key_paces_the_key():
         key = clients[0].limiter.key
         assert len(clients) == k and key.shared and key.limiter.max_rate == pytest.approx(19 / 60)
         r = run_family("free", seed)
-        assert r["throttled"] <= 9 and r["util"] >= 94 and r["fair"] >= 0.98 and r["lost"] == 0, r
+        assert r["throttled"] <= 6.5 and r["util"] >= 94 and r["fair"] >= 0.98 and r["lost"] == 0, r
 
 
 def test_caps_of_their_own_are_not_taken_for_the_key_s():

@@ -45,7 +45,7 @@ def test_a_free_models_minute_quota_in_the_body_is_a_wait_and_a_stated_cap():
     now = 1_800_000_000.0
     out = request_for("openai/gpt-6-luna").classify(429, {}, _free_model_429("free-models-per-min", "20",
                                                                                  int((now + 42) * 1000)), now=now)
-    assert isinstance(out, Retry) and out.signal == "rate"
+    assert isinstance(out, Retry) and out.signal == "rate" and out.tag == "429/quota"  # the limiter: spent
     assert abs(out.retry_after - 42.0) < 1e-3  # the reset the body gives (there is no Retry-After)
     assert out.stated_rate == 19 / 60  # a minute's 20, one under as every stated count
 
@@ -55,6 +55,7 @@ def test_a_free_models_day_quota_is_a_long_wait_and_no_pace():
     out = request_for("openai/gpt-6-luna").classify(429, {}, _free_model_429("free-models-per-day", "50",
                                                                                  int((now + 5 * 3600) * 1000)), now=now)
     assert abs(out.retry_after - 5 * 3600) < 1e-3 and out.stated_rate is None  # max_wait_s stops the model on it
+    assert out.tag == "429"
 
 
 def test_the_http_headers_win_over_the_body_and_odd_bodies_give_nothing():

@@ -75,7 +75,8 @@ def sim_config(setup, seed: int) -> tuple[dict, float]:
             cfg.update(rate_per_s=cap.rate, burst=max(1, int(cap.burst)))
             allowed = min(allowed, cap.rate)
         elif cap.kind == "window":
-            period = min(cap.period, 10.0)
+            period = cap.period if cap.retry_after == "openrouter" else min(cap.period, 10.0)  # (a free model's
+            #                                                           quota is named for its minute: kept whole)
             n = max(1, round(cap.n * period / cap.period))
             cfg.update(window_n=n, window_s=period)
             allowed = min(allowed, n / period)

@@ -147,8 +147,8 @@ class KeyCoordinator:
         refills by the first probe; a quota does not), and every other member that sent lately was refused since,
         with nothing taken (at a slow pace, too few sends to pause): one quota, the key's, is spent."""
         live = self._sent_lately(now)
-        probed = [m for m in live if m.refused and (m._refused_at > m._paused_at or m._named) and
-                  m._open_sends - m._open_refused >= m.REFUSED]  # (a quota the server named needs no probe)
+        probed = [m for m in live if m.refused and (m._named or m._refused_at > m._paused_at and  # (a quota the
+                  m._open_sends - m._open_refused >= m.REFUSED)]  # server named is spent: it needs no probe)
         if len(probed) < 2:
             return False
         since = min(m._paused_at for m in probed)  # the others: refused since then, nothing taken (a slow pace)

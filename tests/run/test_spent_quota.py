@@ -6,6 +6,7 @@ import time
 
 from support.tables import make_rows, write_table
 from hotdogbench_core import RunSettings, load_dataset
+from hotdogbench_core.limit.key import KeyCoordinator
 from hotdogbench_core.run.runner import ModelRun
 from hotdogbench_core.sim.app import SimConfig, Simulator
 
@@ -76,3 +77,27 @@ def test_a_free_models_minute_quota_named_in_the_body_paces_the_model(tmp_path):
     assert summary["answered"] == 6 and "asks to wait" in summary["stopped"]
     assert conc["max_rate_per_s"] == round(5 / 60, 3)
     assert any("stated cap: at most 5 a minute" in change.reason for change in mr.limiter.history)
+
+
+def test_models_on_a_free_models_key_quota_share_its_stated_pace(tmp_path):
+    """Two models at once on one key's free-models-per-min quota (OpenRouter's free limits are the key's): the
+    refusals name the quota, each model pauses at its first one, the cap is found to be the key's, and the key's
+    limiter (not only each model's) is held to one under the stated count. max_wait_s under the wait to the next
+    minute stops both there, so the test need not wait for it."""
+    ds = load_dataset(write_table(tmp_path / "photos.parquet", make_rows(n_per_cat=4, extras=0)))  # 12 photos
+    _at_least_s_to_the_boundary(60.0, 15)
+    cfg = SimConfig(seed=0, latency_s=0.05, window_n=10, window_s=60.0, retry_after="openrouter", caps_per="key")
+    key = KeyCoordinator()
+    with Simulator(cfg) as sim:
+        settings = RunSettings(api_key="sk-test", base_url=sim.base_url, max_wait_s=5.0)
+        runs = [ModelRun(m, ds, settings, tmp_path / "out" / m.replace("/", "_"), key=key)
+                for m in (MODEL, "openai/gpt-6.1-sol")]
+
+        async def both():
+            return await asyncio.gather(*(asyncio.wait_for(r.run(), 30) for r in runs))
+        summaries = asyncio.run(both())
+        answered, refused = sim.stats.answered, sim.stats.rate_limited
+    assert answered == 10 and sum(s["answered"] for s in summaries) == 10  # the key's 10, between the two
+    assert all("asks to wait" in s["stopped"] for s in summaries)
+    assert key.shared and key.limiter.max_rate == 9 / 60  # the key paced at 9 a minute, not 9 for each model
+    assert refused <= 16  # the sends already out when the quota ran out, and no probe: each paused at its first

@@ -15,9 +15,10 @@ the last spent quota's refusal); a refusal that outlasted the open stretch befor
 becomes what the server took over that cycle; within QUOTA_CYCLES of them from its refill, a first refusal is that
 quota spent again and pauses at once. A server's Retry-After (or reset hint) may bring a probe forward, until a
 probe it timed is refused (a fixed one is often wrong): then never again; two refusals of a pause that name one
-clock time name a quota's reset, and the next probe waits for it. Refusals of sends from before a cut move nothing; failures and drops move nothing. On a key (limit/key.py) a model's first cut is at least an equal share of
-what the key took, and once the cap is seen to be the key's, the key's limiter decides for every model. Every change
-goes into a bounded history with its reason.
+clock time, or one that names its quota (OpenRouter's free-models-per-min), name a quota's reset, and the next probe
+waits for it. Refusals of sends from before a cut move nothing; failures and drops move nothing. On a key
+(limit/key.py) a model's first cut is at least an equal share of what the key took, and once the cap is seen to be
+the key's, the key's limiter decides for every model. Every change goes into a bounded history with its reason.
 """
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ import time
 from collections import deque
 from typing import Callable
 
+from ..protocol.answers import QUOTA_TAG
 from .aimd import Feedback, LimitHistory
 
 
@@ -261,7 +263,7 @@ class PacedLimiter(LimitHistory):
         self._in_row = self._in_row + 1 if not between or self.refused else 1  # in a row: of sends in a row
         if self._in_row == 1:
             self._refused_since = now
-            self._named = tag.endswith("/quota")  # a quota the server named: spent, whatever came before
+            self._named = tag.endswith("/" + QUOTA_TAG)  # a quota the server named: spent, whatever came before
             if level <= max(self._seen, 1) and now - self._open_t < self.QUOTA_CYCLES * self._cycle_s or self._named:
                 self._in_row, self._early = self.REFUSED, 1  # the quota spent again (not an in-flight cap): pause
         self._refusal_s = max(self._refusal_s, now - sent_at) if self._in_row > 1 else now - sent_at
@@ -294,7 +296,7 @@ class PacedLimiter(LimitHistory):
         if retry_after is not None:  # two refusals of a pause that name one clock time name a quota's reset: the
             at, spacing = now + retry_after, now - self._reset_t  # probe waits for it (a fixed value moves with
             if spacing >= self.BACKOFF_MAX_S / 16 and abs(at - self._reset_at) < min(1.0, spacing / 4) or \
-                    tag.endswith("/quota"):  # the clock by the spacing itself; Retry-After counts whole seconds;
+                    self._named:  # the clock by the spacing itself; Retry-After counts whole seconds;
                 wait = max(wait, retry_after)  # a refusal that names its quota gives that quota's reset)
             self._reset_at, self._reset_t = at, now
         self._hinted = wait if wait < self._backoff else 0.0  # (a server's hint may only bring a probe forward)

@@ -359,25 +359,24 @@ def test_two_refusals_of_a_pause_naming_one_clock_time_wait_for_it():
     assert lim.wait_time() == pytest.approx(reset_at - clock(), abs=0.01)  # the same clock time: its reset
 
 
-def test_a_refusal_that_names_its_quota_pauses_at_once_until_its_reset():
-    # OpenRouter's "free-models-per-min" 429 (tagged "429/quota" by the classifier): the quota is spent, so the
-    # first refusal pauses (no REFUSED in a row) and the probe waits for the reset it gives
+def _refused_once_after_20_taken(tag):
     lim, clock = make(8, 256)
     for _ in range(20):
         one(lim, clock)
     clock.advance(lim.wait_time())
     k = lim.start()
     clock.advance(0.001)
-    lim.finish("rate", 0.001, "429/quota", 37.0, k)
+    lim.finish("rate", 0.001, tag, 37.0, k)  # refused with a Retry-After of 37 s
+    return lim
+
+
+def test_a_refusal_that_names_its_quota_pauses_at_once_until_its_reset():
+    # OpenRouter's "free-models-per-min" 429 (tagged "429/quota" by the classifier): the quota is spent, so the
+    # first refusal pauses (no REFUSED in a row) and the probe waits for the reset it gives
+    lim = _refused_once_after_20_taken("429/quota")
     assert lim.refused and lim.wait_time() == pytest.approx(37.0, abs=0.01)
-    lim2, clock2 = make(8, 256)  # the same refusal unnamed: a cut, no pause
-    for _ in range(20):
-        one(lim2, clock2)
-    clock2.advance(lim2.wait_time())
-    k = lim2.start()
-    clock2.advance(0.001)
-    lim2.finish("rate", 0.001, "429", 37.0, k)
-    assert not lim2.refused and lim2.wait_time() < 1.0
+    lim = _refused_once_after_20_taken("429")  # the same refusal unnamed: a cut, no pause
+    assert not lim.refused and lim.wait_time() < 1.0
 
 
 def test_a_fixed_retry_after_is_no_clock_time_and_does_not_stall_the_probes():

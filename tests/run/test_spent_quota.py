@@ -48,17 +48,23 @@ def test_a_wait_under_max_wait_s_is_waited_out(tmp_path):
     assert refused > 0 and summary["answered"] == len(ds) and not summary.get("stopped")
 
 
+def _run_on_a_free_models_quota(tmp_path, photos_per_cat: int, window_n: int, window_s: float, max_wait_s: float):
+    """One model against OpenRouter's free-model 429s (the simulator's retry_after="openrouter"): the run, its
+    summary and the refusals the simulator sent."""
+    ds = load_dataset(write_table(tmp_path / "photos.parquet", make_rows(n_per_cat=photos_per_cat, extras=0)))
+    _at_least_s_to_the_boundary(window_s, 60 if window_s > 60 else 10)
+    cfg = SimConfig(seed=0, latency_s=0.02, window_n=window_n, window_s=window_s, retry_after="openrouter")
+    with Simulator(cfg) as sim:
+        settings = RunSettings(api_key="sk-test", base_url=sim.base_url, max_wait_s=max_wait_s)
+        mr = ModelRun(MODEL, ds, settings, tmp_path / "out")
+        summary = asyncio.run(asyncio.wait_for(mr.run(), 30))
+        return mr, summary, sim.stats.rate_limited
+
+
 def test_a_free_models_day_quota_named_in_the_body_stops_the_model(tmp_path):
     """OpenRouter's free-model 429s carry no Retry-After and give their reset only in the body's metadata.headers;
     read there, a spent day's quota stops the model at once instead of each photo trying for the retry budget."""
-    ds = load_dataset(write_table(tmp_path / "photos.parquet", make_rows(n_per_cat=6, extras=0)))  # 18 photos
-    _at_least_s_to_the_boundary(86400.0, 60)
-    cfg = SimConfig(seed=0, latency_s=0.02, window_n=5, window_s=86400.0, retry_after="openrouter")
-    with Simulator(cfg) as sim:
-        settings = RunSettings(api_key="sk-test", base_url=sim.base_url, max_wait_s=900.0)
-        mr = ModelRun(MODEL, ds, settings, tmp_path / "out")
-        summary = asyncio.run(asyncio.wait_for(mr.run(), 30))
-        refused = sim.stats.rate_limited
+    mr, summary, refused = _run_on_a_free_models_quota(tmp_path, 6, 5, 86400.0, 900.0)  # 18 photos, 5 a day
     assert summary["answered"] == 5 and "asks to wait" in summary["stopped"] and "--resume" in summary["hint"]
     assert 1 <= refused <= 8 and mr.retries_exhausted == 0  # stopped on the first refusals, none given up
 
@@ -66,16 +72,9 @@ def test_a_free_models_day_quota_named_in_the_body_stops_the_model(tmp_path):
 def test_a_free_models_minute_quota_named_in_the_body_paces_the_model(tmp_path):
     """free-models-per-min with X-RateLimit-Limit: 6 in the body: the pace is held at 5 a minute from then on
     (max_wait_s under the wait to the next minute stops the model there, so the test need not wait for it)."""
-    ds = load_dataset(write_table(tmp_path / "photos.parquet", make_rows(n_per_cat=4, extras=0)))  # 12 photos
-    _at_least_s_to_the_boundary(60.0, 10)
-    cfg = SimConfig(seed=0, latency_s=0.02, window_n=6, window_s=60.0, retry_after="openrouter")
-    with Simulator(cfg) as sim:
-        settings = RunSettings(api_key="sk-test", base_url=sim.base_url, max_wait_s=5.0)
-        mr = ModelRun(MODEL, ds, settings, tmp_path / "out")
-        summary = asyncio.run(asyncio.wait_for(mr.run(), 30))
-    conc = summary["concurrency"]
+    mr, summary, _ = _run_on_a_free_models_quota(tmp_path, 4, 6, 60.0, 5.0)  # 12 photos, 6 a minute
     assert summary["answered"] == 6 and "asks to wait" in summary["stopped"]
-    assert conc["max_rate_per_s"] == round(5 / 60, 3)
+    assert summary["concurrency"]["max_rate_per_s"] == round(5 / 60, 3)
     assert any("stated cap: at most 5 a minute" in change.reason for change in mr.limiter.history)
 
 

@@ -146,7 +146,12 @@ def stated_rate(headers) -> float | None:
     LiteLLM proxy for a deployment with an rpm) read as per minute, less one: a window counts arrivals, which the
     network brings closer than they were sent, and LiteLLM 1.108.7 lets rpm - 1 through (measured: 119 of 120).
     None if it says nothing usable."""
-    value = headers.get("x-ratelimit-limit-requests") if headers is not None else None
+    return minute_count_rate(headers.get("x-ratelimit-limit-requests") if headers is not None else None)
+
+
+def minute_count_rate(value) -> float | None:
+    """A count of requests a minute a server states (a header's text or a number) as the pace under it, requests
+    per second: one under the count (see stated_rate). None if it is no count of at least one."""
     try:
         n = float(value) if value is not None else math.nan
     except (TypeError, ValueError):
@@ -205,7 +210,7 @@ def quota_rate(err, headers) -> float | None:
     message = as_str(as_dict(err).get("message")) or ""
     if PER_MINUTE.search(message) is None:
         return None
-    return stated_rate({"x-ratelimit-limit-requests": headers.get("x-ratelimit-limit")})
+    return minute_count_rate(headers.get("x-ratelimit-limit"))
 
 
 def retry_for(code: int, err, headers, now: float | None, tag: str) -> Retry:

@@ -26,7 +26,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..protocol.answers import Retry, retry_for, stated_rate
+from ..protocol.answers import Retry, minute_count_rate, retry_for
 from .config import QUOTA_NAMES
 
 EPOCH = 1_800_000_000.0  # the fake clock's t=0 as a wall-clock epoch, for epoch-ms reset hints
@@ -341,7 +341,7 @@ class _Simulation:
             c.limiter.stated(stated)
         if fb == "success":
             if c.server.states:  # as the runner reads an answer's headers
-                c.limiter.stated(stated_rate({"x-ratelimit-limit-requests": str(c.server.states)}))
+                c.limiter.stated(minute_count_rate(c.server.states))
             c.done += 1
             c.answered.append(now - lat - self.t0)
         else:

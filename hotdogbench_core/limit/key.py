@@ -7,7 +7,8 @@ while another member's were taken says the cap is the key's (the key's burst wen
 own, a model's first sends take that cap's burst). So do members pausing at once, each after sends taken, with a
 probe of each pause refused, while every other member is refused too: one quota spent, the key's (a bucket of a
 model's own refills by its first probe; a window's quota does not, and k members probing it each on their own cost
-k refusals a probe). From then on every member sends through the key's limiter: its window, its refusal pause and
+k refusals a probe). So does a refusal that names its quota (OpenRouter counts a free model's per key): the
+others wait out the key's pause instead of each spending a refusal of its own. From then on every member sends through the key's limiter: its window, its refusal pause and
 its pace, each member at most an equal slice of the window and the pace, so the key is shared evenly (Jain's index
 0.98-1.00 where each model ran on its own at 0.4-0.9). Members that stop asking leave their slice to the others.
 """
@@ -17,6 +18,7 @@ import math
 import time
 from typing import Callable
 
+from ..protocol.answers import QUOTA_TAG
 from .paced import PacedLimiter
 
 
@@ -122,7 +124,8 @@ class KeyCoordinator:
             return
         sent = self._levels.get((member, level))
         self.limiter.finish(kind, latency, tag, retry_after, sent.pop(0) if sent else None)
-        if kind == "rate" and not self.shared and (self.starved() or self.spent_together(member.clock())):
+        if kind == "rate" and not self.shared and (tag.endswith("/" + QUOTA_TAG) or self.starved() or
+                                                   self.spent_together(member.clock())):
             self.shared = True
             for m in self.members:
                 m._record(m.clock(), "the key's cap: one sender, an equal slice each")
@@ -147,8 +150,8 @@ class KeyCoordinator:
         refills by the first probe; a quota does not), and every other member that sent lately was refused since,
         with nothing taken (at a slow pace, too few sends to pause): one quota, the key's, is spent."""
         live = self._sent_lately(now)
-        probed = [m for m in live if m.refused and (m._named or m._refused_at > m._paused_at and  # (a quota the
-                  m._open_sends - m._open_refused >= m.REFUSED)]  # server named is spent: it needs no probe)
+        probed = [m for m in live if m.refused and m._refused_at > m._paused_at and
+                  m._open_sends - m._open_refused >= m.REFUSED]
         if len(probed) < 2:
             return False
         since = min(m._paused_at for m in probed)  # the others: refused since then, nothing taken (a slow pace)
@@ -165,7 +168,7 @@ class KeyCoordinator:
     def wait_time(self, member, now: float) -> float:
         """The member's gate: its slice of the key's window, the key's own gate (window, pause, pace: sends evenly
         spaced), then its slice of the pace. A member blocked by the others' sends looks again soon: no answer of
-        its own may come to wake it."""
+        its own may come to wake it (but the key's pause is waited out: a wait past max_wait_s stops the model)."""
         self._asked[member] = now
         lim = self.limiter
         again = min(0.5, max(0.01, lim._rtt / 4))
@@ -173,7 +176,7 @@ class KeyCoordinator:
             return math.inf if member.in_flight else again
         wait = lim.wait_time(now)
         if wait > 0:
-            return wait if member.in_flight and not math.isinf(wait) else min(wait, again)
+            return wait if (member.in_flight or lim.refused) and not math.isinf(wait) else min(wait, again)
         return max(0.0, self._next.get(member, now) - now)
 
     def share(self, now: float) -> float:

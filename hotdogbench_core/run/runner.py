@@ -254,6 +254,9 @@ class ModelRun(ModelFiles, Attempts):
             wait = limiter.wait_time()
             if wait <= 0:
                 return limiter.start()
+            if self.settings.max_wait_s < wait < math.inf:  # the key paused on a quota another model was refused
+                self._quota_spent(wait)  # by (OpenRouter's free-model limits are the key's): stopped as if refused
+                return None
             self._wake.clear()
             # pacing: look again when the pacer allows, or sooner (its pace may change meanwhile)
             timer = None if math.isinf(wait) else \

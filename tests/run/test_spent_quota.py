@@ -80,7 +80,7 @@ def test_a_free_models_minute_quota_named_in_the_body_paces_the_model(tmp_path):
 
 def test_models_on_a_free_models_key_quota_share_its_stated_pace(tmp_path):
     """Two models at once on one key's free-models-per-min quota (OpenRouter's free limits are the key's): the
-    refusals name the quota, each model pauses at its first one, the cap is found to be the key's, and the key's
+    refusals name the quota, whose first one pauses both models (the cap is the key's), and the key's
     limiter (not only each model's) is held to one under the stated count. max_wait_s under the wait to the next
     minute stops both there, so the test need not wait for it."""
     ds = load_dataset(write_table(tmp_path / "photos.parquet", make_rows(n_per_cat=4, extras=0)))  # 12 photos
@@ -99,4 +99,23 @@ def test_models_on_a_free_models_key_quota_share_its_stated_pace(tmp_path):
     assert answered == 10 and sum(s["answered"] for s in summaries) == 10  # the key's 10, between the two
     assert all("asks to wait" in s["stopped"] for s in summaries)
     assert key.shared and key.limiter.max_rate == 9 / 60  # the key paced at 9 a minute, not 9 for each model
-    assert refused <= 16  # the sends already out when the quota ran out, and no probe: each paused at its first
+    assert refused <= 16 - 10  # only the first sends past the key's 10: the first refusal naming the quota paused
+    #                            both models (the other one stops at the key's pause, with no refusal of its own)
+
+
+def test_a_model_held_by_the_key_s_pause_past_max_wait_s_stops_without_a_request(tmp_path):
+    """Another model of the run was refused by a quota it named (the key's) with 42 s to its reset: this model
+    waits at the key's pause without a refusal of its own, and a wait past max_wait_s stops it as a refusal would."""
+    ds = load_dataset(write_table(tmp_path / "photos.parquet", make_rows(n_per_cat=2, extras=0)))
+    key = KeyCoordinator()
+    other = key.member(8, 256)
+    sent = [other.start() for _ in range(3)]
+    other.finish("rate", 0.001, "429/quota", 42.0, sent[0])
+    assert key.shared
+    with Simulator(SimConfig(seed=0, latency_s=0.02)) as sim:
+        settings = RunSettings(api_key="sk-test", base_url=sim.base_url, max_wait_s=5.0)
+        mr = ModelRun(MODEL, ds, settings, tmp_path / "out", key=key)
+        summary = asyncio.run(asyncio.wait_for(mr.run(), 30))
+        requests = sim.stats.requests
+    assert "asks to wait 0 h 01 min" in summary["stopped"] and "--resume" in summary["hint"]
+    assert requests == 0 and summary["answered"] == 0 and mr.retries_exhausted == 0

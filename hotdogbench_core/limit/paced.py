@@ -8,17 +8,18 @@ lately are noise; a 402 in-flight budget is never a rate. Refusals above every i
 an in-flight cap: the window W is set under them (a first reading is retested after a round trip; a refusal under a
 reading says it was a rate's), and a first reading brings R down to what was taken (a bucket with no burst refuses
 two sends closer than 1 / its rate, which a pace over what W lets through would send at every probe of W). R climbs
-back to its ceiling in PROBE_SENDS sends (at most PROBE_MAX_S), then past it, doubling (never faster than 1 / BETA
-per refusal latency); W likewise, one more, two, four...; both to at most HEADROOM x what was taken. REFUSED
-refusals in a row are a spent quota or a pause: one probe at a time, backing off to BACKOFF_MAX_S (or a quarter of
-the last spent quota's refusal); a refusal that outlasted the open stretch before it was a quota spent early, and R
-becomes what the server took over that cycle; within QUOTA_CYCLES of them from its refill, a first refusal is that
-quota spent again and pauses at once. A server's Retry-After (or reset hint) may bring a probe forward, until a
-probe it timed is refused (a fixed one is often wrong): then never again; two refusals of a pause that name one
-clock time, or one that names its quota (OpenRouter's free-models-per-min), name a quota's reset, and the next probe
-waits for it. Refusals of sends from before a cut move nothing; failures and drops move nothing. On a key
-(limit/key.py) a model's first cut is at least an equal share of what the key took, and once the cap is seen to be
-the key's, the key's limiter decides for every model. Every change goes into a bounded history with its reason.
+back to its ceiling in PROBE_SENDS sends (at most PROBE_MAX_S, at least an eighth of them), then past it, doubling
+(never faster than 1 / BETA per refusal latency); W likewise, one more, two, four...; both to at most HEADROOM x
+what was taken. REFUSED refusals in a row are a spent quota or a pause: one probe at a time, backing off to
+BACKOFF_MAX_S (or a quarter of the last spent quota's refusal); a refusal that outlasted the open stretch before it
+was a quota spent early, and R becomes what the server took over that cycle; within QUOTA_CYCLES of them from its
+refill, a first refusal is that quota spent again and pauses at once. A server's Retry-After (or reset hint) may
+bring a probe forward, until a probe it timed is refused (a fixed one is often wrong): then never again; two
+refusals of a pause that name one clock time, or one that names its quota (OpenRouter's free-models-per-min), name a
+quota's reset, and the next probe waits for it. Refusals of sends from before a cut move nothing; failures and drops
+move nothing. On a key (limit/key.py) a model's first cut is at least an equal share of what the key took, and once
+the cap is seen to be the key's, the key's limiter decides for every model. Every change goes into a bounded history
+with its reason.
 """
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ class PacedLimiter(LimitHistory):
     BETA = 0.9  # cut to 90%: CUBIC's concave climb from 0.9 C back to C averages 97.5% of a hard cap
     PROBE_SENDS = 100  # a probe cycle spans about this many sends: one refusal per cycle is 1% throttled
     PROBE_MAX_S = 6.0  # ... but at most this long: a doubled cap is at 1.8x the old ceiling 6 + 2.5 s after a cut
+    #                    (under 2 requests a second, a cycle spans PROBE_SENDS / 8 sends: its probe costs a refusal)
     HEADROOM = 2.0  # the probe runs at most this far past what the server was seen to take (rate and in flight)
     REFUSED = 3  # this many refusals in a row with nothing taken between: a spent quota, not a rate
     BACKOFF_MAX_S = 4.0  # while refused, probes back off from 1/16 of this up to it (or to a quarter of the last
@@ -109,11 +111,14 @@ class PacedLimiter(LimitHistory):
         return max(0.0, n) / max(now - t0, self._rtt if now - self._first < self._rtt else 1e-3)  # (or the start's)
 
     def _k(self, per_s: float) -> float:
-        """Seconds of a probe cycle at `per_s` requests per second: PROBE_SENDS of them, at most PROBE_MAX_S; and
-        at least so long that while a refusal is on its way (a loaded gateway's are as slow as its answers) the
-        probe past the ceiling, doubling every k/2, grows the rate by no more than a cut takes off (1 / BETA)."""
-        return max(min(self.PROBE_MAX_S, self.PROBE_SENDS / max(per_s, 1e-3)),
-                   2 / math.log2(1 / self.BETA) * self._refusal_s)
+        """Seconds of a probe cycle at `per_s` requests per second: PROBE_SENDS of them, at most PROBE_MAX_S, but an
+        eighth of them at least once that many were taken (at a cap of a request a second or less, PROBE_MAX_S spans a
+        few sends, and each probe costs a refusal; a pace guessed from fewer climbs at once); and at least so
+        long that while a refusal is on its way (a loaded gateway's are as slow as its answers) the probe past
+        the ceiling, doubling every k/2, grows the rate by no more than a cut takes off (1 / BETA)."""
+        fewest = self.PROBE_SENDS / 8 if len(self._taken) >= self.PROBE_SENDS / 8 else 0
+        sends = max(min(self.PROBE_MAX_S * per_s, self.PROBE_SENDS), fewest)
+        return max(sends / max(per_s, 1e-3), 2 / math.log2(1 / self.BETA) * self._refusal_s)
 
     def _curve(self, ceiling: float, t_set: float, now: float, k: float) -> float:
         """CUBIC's probe: BETA x ceiling when set, back at the ceiling after k seconds, then ever faster."""
@@ -345,7 +350,9 @@ class PacedLimiter(LimitHistory):
 
     def _cut(self, now: float, ceiling: float, reason: str) -> None:
         self._leave_slow_start(now)
-        self._r_ceiling, self._r_t = max(ceiling, 1.0 / self.BACKOFF_MAX_S), now  # (at least a probe's pace)
+        floor = 1 / (4 if ceiling > 0 else 1) / self.BACKOFF_MAX_S  # a send a probe's back-off where nothing was
+        self._r_ceiling, self._r_t = max(ceiling, floor), now  # taken (no rate measured), else one in four (a bucket
+        #                                                         of 0.2/s is paced under, not over)
         self._r_k, self._changed = self._k(self._r_ceiling), now
         self._tat = now + 1.0 / self.rate(now)
         self._record(now, reason)

@@ -112,12 +112,12 @@ class PacedLimiter(LimitHistory):
 
     def _k(self, per_s: float) -> float:
         """Seconds of a probe cycle at `per_s` requests per second: PROBE_SENDS of them, at most PROBE_MAX_S, but an
-        eighth of them at least once that many were taken (at a cap of a request a second or less, PROBE_MAX_S spans a
-        few sends, and each probe costs a refusal; a pace guessed from fewer climbs at once); and at least so
-        long that while a refusal is on its way (a loaded gateway's are as slow as its answers) the probe past
-        the ceiling, doubling every k/2, grows the rate by no more than a cut takes off (1 / BETA)."""
-        fewest = self.PROBE_SENDS / 8 if len(self._taken) >= self.PROBE_SENDS / 8 else 0
-        sends = max(min(self.PROBE_MAX_S * per_s, self.PROBE_SENDS), fewest)
+        eighth of them at least once that many were taken (at a cap of a request a second or less, PROBE_MAX_S spans
+        a few sends, and each probe costs a refusal; a pace guessed from fewer, or near max_rate, climbs at once);
+        and at least so long that while a refusal is on its way (a loaded gateway's are as slow as its answers) the
+        probe past the ceiling, doubling every k/2, grows the rate by no more than a cut takes off (1 / BETA)."""
+        slow = len(self._taken) >= self.PROBE_SENDS / 8 and per_s < self.BETA * self.max_rate
+        sends = max(min(self.PROBE_MAX_S * per_s, self.PROBE_SENDS), self.PROBE_SENDS / 8 if slow else 0)
         return max(sends / max(per_s, 1e-3), 2 / math.log2(1 / self.BETA) * self._refusal_s)
 
     def _curve(self, ceiling: float, t_set: float, now: float, k: float) -> float:

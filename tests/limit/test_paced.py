@@ -865,3 +865,19 @@ def test_a_cap_under_a_request_a_second_is_probed_every_dozen_sends_or_more():
             after = [refused for t, _, refused in c.sends if t > 60.0]
             late.append(100 * sum(after) / len(after))
         assert sum(late) / len(late) <= most, (rate, late)
+
+
+def test_a_pace_held_at_its_max_rate_climbs_back_within_probe_max_s_after_a_cut():
+    # LiteLLM's 20 a minute, stated in its answers' headers (19 a minute): a refusal cuts the pace to 0.9 of it, and
+    # the climb back spans PROBE_MAX_S, not PROBE_SENDS / 8 sends (39 s at this pace): a probe can go no further than
+    # the max rate, so it costs no refusal (with the long climb the first whole minute got 17 answers, not 19)
+    clock = FakeClock(0.0)
+    lim = PacedLimiter(8, 256, clock=clock, max_rate=19 / 60)
+    for _ in range(20):
+        clock.advance(lim.wait_time())
+        one(lim, clock, latency=0.05)
+    clock.advance(lim.wait_time())
+    one(lim, clock, "rate", latency=0.05)
+    assert lim.rate() < 0.95 * lim.max_rate  # cut
+    clock.advance(lim.PROBE_MAX_S + 0.1)
+    assert lim.rate() == pytest.approx(lim.max_rate)

@@ -1,16 +1,17 @@
 """The models of one run on one key (the session gives every ModelRun of a run the same KeyCoordinator).
 
-Caps may be the key's (OpenRouter's in-flight budget, free-model limits) or each model's own (a provider's), and
-the runner cannot be told which. So each model starts with a limiter of its own, and the key is also watched as one
-sender: a PacedLimiter (`key.limiter`) hears every member's sends. A member whose first sends were all refused
-while another member's were taken says the cap is the key's (the key's burst went to the other; behind a cap of its
-own, a model's first sends take that cap's burst). So do members pausing at once, each after sends taken, with a
-probe of each pause refused, while every other member is refused too: one quota spent, the key's (a bucket of a
-model's own refills by its first probe; a window's quota does not, and k members probing it each on their own cost
-k refusals a probe). So does a refusal that names its quota (OpenRouter counts a free model's per key): the
-others wait out the key's pause instead of each spending a refusal of its own. From then on every member sends through the key's limiter: its window, its refusal pause and
-its pace, each member at most an equal slice of the window and the pace, so the key is shared evenly (Jain's index
-0.98-1.00 where each model ran on its own at 0.4-0.9). Members that stop asking leave their slice to the others.
+Caps may be the key's (OpenRouter's in-flight budget, free-model limits) or each model's own (a provider's), and the
+runner cannot be told which. So each model starts with a limiter of its own, and the key is also watched as one
+sender: a PacedLimiter (`key.limiter`) hears every member's sends. A member whose first sends were all refused while
+another member's were taken says the cap is the key's (the key's burst went to the other; behind a cap of its own, a
+model's first sends take that cap's burst). So do members pausing at once, each after sends taken, with a probe of
+each pause refused, while every other member is refused too: one quota spent, the key's (a bucket of a model's own
+refills by its first probe; a window's quota does not, and k members probing it each on their own cost k refusals a
+probe). So does a refusal that names its quota (OpenRouter counts a free model's per key): the others wait out the
+key's pause instead of each spending a refusal of its own. From then on every member sends through the key's
+limiter: its window, its refusal pause and its pace, each member at most an equal slice of the window and the pace,
+so the key is shared evenly (Jain's index 0.98-1.00 where each model ran on its own at 0.4-0.9). Members that stop
+asking leave their slice to the others.
 """
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ import math
 import time
 from typing import Callable
 
-from ..protocol.answers import QUOTA_TAG
+from ..protocol.answers import names_quota
 from .paced import PacedLimiter
 
 
@@ -125,7 +125,7 @@ class KeyCoordinator:
             return
         sent = self._levels.get((member, level))
         self.limiter.finish(kind, latency, tag, retry_after, sent.pop(0) if sent else None)
-        if kind == "rate" and not self.shared and (tag.endswith("/" + QUOTA_TAG) or self.starved() or
+        if kind == "rate" and not self.shared and (names_quota(tag) or self.starved() or
                                                    self.spent_together(member.clock())):
             self.shared = True
             for m in self.members:

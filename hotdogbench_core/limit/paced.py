@@ -28,7 +28,7 @@ import time
 from collections import deque
 from typing import Callable
 
-from ..protocol.answers import QUOTA_TAG
+from ..protocol.answers import names_quota
 from .aimd import Feedback, LimitHistory
 
 
@@ -268,7 +268,7 @@ class PacedLimiter(LimitHistory):
         self._in_row = self._in_row + 1 if not between or self.refused else 1  # in a row: of sends in a row
         if self._in_row == 1:
             self._refused_since = now
-            self._named = tag.endswith("/" + QUOTA_TAG)  # a quota the server named: spent, whatever came before
+            self._named = names_quota(tag)  # a quota the server named: spent, whatever came before
             if level <= max(self._seen, 1) and now - self._open_t < self.QUOTA_CYCLES * self._cycle_s or self._named:
                 self._in_row, self._early = self.REFUSED, 1  # the quota spent again (not an in-flight cap): pause
         self._refusal_s = max(self._refusal_s, now - sent_at) if self._in_row > 1 else now - sent_at

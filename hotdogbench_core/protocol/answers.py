@@ -213,6 +213,11 @@ def quota_rate(err, headers) -> float | None:
     return minute_count_rate(headers.get("x-ratelimit-limit"))
 
 
+def names_quota(tag: str) -> bool:
+    """A refusal's tag says it named the quota it spent (retry_for tags it so): a quota, not a rate."""
+    return tag.endswith("/" + QUOTA_TAG)
+
+
 def retry_for(code: int, err, headers, now: float | None, tag: str) -> Retry:
     """A retryable status or error code: a rate signal if it is 429 or an upstream provider's rate limit; its wait
     and a minute's quota it names read from the headers and the body's `error.metadata.headers`."""

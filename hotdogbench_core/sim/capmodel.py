@@ -16,7 +16,8 @@ Client side: one `Client` per model (or per process), each with its own limiter,
 the runner does: retries first, then fresh photos, through the limiter's synchronous gate (wait_time / start /
 finish); a refused photo waits its Retry-After (or reset hint) in full, else a jittered exponential back-off; at
 once after a dropped connection; it gives up only when its retry budget (seconds since its first attempt, or a
-count of attempts for the reference) is spent. Several clients in one run share the event loop and the caps.
+count of attempts for the reference) is spent. A loaded client hears an answer a moment after the server let it go
+(`Server.client_lag`), and meanwhile counts one more in flight than the server does. Several clients in one run share the event loop and the caps.
 """
 from __future__ import annotations
 
@@ -167,6 +168,8 @@ class Server:
     states: int | None = None  # x-ratelimit-limit-requests on every answer (a minute's requests: LiteLLM, OpenAI)
     reject_latency: float | None = 0.001  # seconds to a refusal; None: as long as an answer at the load of the
     #                                       moment (a gateway on a loaded machine refuses through the same queue)
+    client_lag: float = 0.0  # mean seconds (exponential) from the server's release of an answered request to the
+    #                          client hearing it (a loaded client's event loop): meanwhile the client counts one more
 
     def answer_latency(self, rng) -> float:
         """A latency drawn at the load now: lognormal around the median grown by the requests held."""
@@ -258,6 +261,9 @@ class _Simulation:
             if until is not None and t - self.t0 > until:
                 break
             self.clock.t = max(self.clock.t, t)
+            if kind == "release":
+                self.release(payload)
+                continue
             if kind == "wake":
                 c = payload
                 if c.wake_at is not None and t >= c.wake_at:
@@ -326,16 +332,26 @@ class _Simulation:
         r = rng.random()
         kind = "failure" if r < srv.error_5xx + srv.error_200 else \
             "transport" if r < srv.error_5xx + srv.error_200 + srv.drop else "success"
-        self.push(now + lat, "reply", (c, kind, lat, None, n + 1, first_t, k, srv.caps, failed, kind, None))
+        lag = rng.expovariate(1 / srv.client_lag) if srv.client_lag else 0.0
+        if lag:
+            self.push(now + lat, "release", (srv, srv.caps))
+        self.push(now + lat + lag, "reply", (c, kind, lat + lag, None, n + 1, first_t, k, None if lag else srv.caps,
+                                             failed, kind, None))
+
+    @staticmethod
+    def release(admitted: tuple) -> None:
+        """An admitted request leaves the server (its answer sent)."""
+        srv, caps = admitted
+        srv.in_flight -= 1
+        for cap in caps:
+            if cap.kind == "inflight":
+                cap.in_flight -= 1
 
     def settle(self, reply: tuple, now: float) -> Client:
         """A reply reaches its client: the limiter hears it; a refusal or failure is retried or given up on."""
         c, fb, lat, ra, n, first_t, k, caps, failed, tag, stated = reply
-        if caps is not None:  # admitted: it leaves the server
-            c.server.in_flight -= 1
-            for cap in caps:
-                if cap.kind == "inflight":
-                    cap.in_flight -= 1
+        if caps is not None:  # admitted: it leaves the server (unless it left a client's lag ago)
+            self.release((c.server, caps))
         c.limiter.finish(fb, lat, tag, ra, k)
         if stated:  # a minute's quota the refusal named, as the runner reads it
             c.limiter.stated(stated)

@@ -187,5 +187,5 @@ class KeyCoordinator:
         if not live:
             return 0.0
         since = max(now - live[0].PROBE_MAX_S / 2, min(m._first for m in live))
-        n = sum(sum(1 for t in m._sends if t >= since) - sum(1 for t, _ in m._refusals if t >= since) for m in live)
+        n = sum(sum(1 for t in m._sends if t >= since) - sum(1 for t, *_ in m._refusals if t >= since) for m in live)
         return max(0.0, n) / max(now - since, min(m._rtt for m in live)) / len(live)

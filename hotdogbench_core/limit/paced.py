@@ -5,21 +5,22 @@ a fair share of a shared cap) with CUBIC's probe and BBR's pacing. Sends are pac
 an unpaced window per round trip. A refusal near R's last ceiling is the cap: R is cut to BETA x the lesser of R and
 what the server took lately. Under the ceiling, refusals no more than chance allows at the share refused there
 lately are noise; a 402 in-flight budget is never a rate. Refusals above every in-flight level the server took are
-an in-flight cap: the window W is set under them (a first reading is retested after a round trip; a refusal under a
-reading says it was a rate's), and a first reading brings R down to what was taken (a bucket with no burst refuses
-two sends closer than 1 / its rate, which a pace over what W lets through would send at every probe of W). R climbs
-back to its ceiling in PROBE_SENDS sends (at most PROBE_MAX_S, at least an eighth of them), then past it, doubling
-(never faster than 1 / BETA per refusal latency); W likewise, one more, two, four...; both to at most HEADROOM x
-what was taken. REFUSED refusals in a row are a spent quota or a pause: one probe at a time, backing off to
-BACKOFF_MAX_S (or a quarter of the last spent quota's refusal); a refusal that outlasted the open stretch before it
-was a quota spent early, and R becomes what the server took over that cycle; within QUOTA_CYCLES of them from its
-refill, a first refusal is that quota spent again and pauses at once. A server's Retry-After (or reset hint) may
-bring a probe forward, until a probe it timed is refused (a fixed one is often wrong): then never again; two
-refusals of a pause that name one clock time, or one that names its quota (OpenRouter's free-models-per-min), name a
-quota's reset, and the next probe waits for it. Refusals of sends from before a cut move nothing; failures and drops
-move nothing. On a key (limit/key.py) a model's first cut is at least an equal share of what the key took, and once
-the cap is seen to be the key's, the key's limiter decides for every model. Every change goes into a bounded history
-with its reason.
+an in-flight cap (above a reading, so are refusals at a level more often refused than taken: a loaded client hears
+answers late, so it counts more in flight than the server): the window W is set under them (a first reading is
+retested after a round trip; a refusal under a reading says it was a rate's), and a first reading brings R down to
+what was taken (a bucket with no burst refuses two sends closer than 1 / its rate, which a pace over what W lets
+through would send at every probe of W). R climbs back to its ceiling in PROBE_SENDS sends (at most PROBE_MAX_S, at
+least an eighth of them), then past it, doubling (never faster than 1 / BETA per refusal latency); W likewise, one
+more, two, four...; both to at most HEADROOM x what was taken. REFUSED refusals in a row are a spent quota or a
+pause: one probe at a time, backing off to BACKOFF_MAX_S (or a quarter of the last spent quota's refusal); a refusal
+that outlasted the open stretch before it was a quota spent early, and R becomes what the server took over that
+cycle; within QUOTA_CYCLES of them from its refill, a first refusal is that quota spent again and pauses at once. A
+server's Retry-After (or reset hint) may bring a probe forward, until a probe it timed is refused (a fixed one is
+often wrong): then never again; two refusals of a pause that name one clock time, or one that names its quota
+(OpenRouter's free-models-per-min), name a quota's reset, and the next probe waits for it. Refusals of sends from
+before a cut move nothing; failures and drops move nothing. On a key (limit/key.py) a model's first cut is at least
+an equal share of what the key took, and once the cap is seen to be the key's, the key's limiter decides for every
+model. Every change goes into a bounded history with its reason.
 """
 from __future__ import annotations
 
@@ -66,8 +67,9 @@ class PacedLimiter(LimitHistory):
         self._r_ceiling, self._r_t, self._r_k = math.inf, -math.inf, 1.0  # the rate's probe curve (inf: unpaced)
         self._tat = -math.inf  # pacer: when the next send is due
         self._sends: deque[float] = deque(maxlen=self.PROBE_SENDS)  # send times
-        self._refusals: deque[tuple[float, float]] = deque(maxlen=self.PROBE_SENDS)  # refused: sent, answered
-        self._taken: deque[int] = deque(maxlen=self.PROBE_SENDS)  # in-flight levels of requests the server took
+        self._refusals: deque[tuple[float, float, int]] = deque(maxlen=self.PROBE_SENDS)  # refused: sent,
+        #                                                                               answered, in-flight level
+        self._taken: deque[tuple[float, int]] = deque(maxlen=self.PROBE_SENDS)  # taken: sent, in-flight level
         self._seen, self._w_k = 0, self.PROBE_MAX_S  # the highest of them; the window's probe time scale
         self._above = 0  # refusals above every level taken, since the last reading: two make a first one
         self._w_read = 0.0  # the in-flight cap last read (not the ceiling, which levels taken above it raise)
@@ -107,7 +109,7 @@ class PacedLimiter(LimitHistory):
         if recent and len(sends) > self.PROBE_SENDS // 4:
             t0 = max(t0, sends[-(self.PROBE_SENDS // 4)])
         t0 = min(t0, max(sends[0], now - self._rtt))  # over a round trip at least (a burst is no rate) ...
-        n = sum(1 for t in sends if t >= t0) - sum(1 for t, _ in self._refusals if t >= t0)
+        n = sum(1 for t in sends if t >= t0) - sum(1 for t, *_ in self._refusals if t >= t0)
         return max(0.0, n) / max(now - t0, self._rtt if now - self._first < self._rtt else 1e-3)  # (or the start's)
 
     def _k(self, per_s: float) -> float:
@@ -203,7 +205,7 @@ class PacedLimiter(LimitHistory):
         level = self.in_flight if sent_in_flight is None else sent_in_flight
         self.in_flight -= 1
         sent_at = now - (latency or 0.0)  # the server's count at the send: ours, less those it had refused that
-        level -= sum(1 for t, answered in self._refusals if t < sent_at < answered)  # were not answered yet
+        level -= sum(1 for t, answered, _ in self._refusals if t < sent_at < answered)  # were not answered yet
         if kind in ("failure", "transport"):
             self.failures += kind == "failure"
             self.transport_errors += kind == "transport"
@@ -217,14 +219,14 @@ class PacedLimiter(LimitHistory):
     # -- the policy ---------------------------------------------------------------------------------------
     def _taken_one(self, now: float, sent_at: float, level: int) -> None:
         taken = self._taken
-        dropped = taken[0] if len(taken) == taken.maxlen else 0
-        taken.append(level)
+        dropped = taken[0][1] if len(taken) == taken.maxlen else 0
+        taken.append((sent_at, level))
         if level >= self._seen:
             self._seen, self._above = level, 0
             if level > self._w_ceiling and not self.slow_start:  # taken above it: no in-flight cap there
                 self._w_ceiling = float(level)
         elif dropped == self._seen:
-            self._seen = max(taken)
+            self._seen = max(lvl for _, lvl in taken)
         if sent_at < self._refused_at:
             return  # sent before the last refusal: it says nothing about the server now
         if self.refused:
@@ -260,7 +262,7 @@ class PacedLimiter(LimitHistory):
         old = now - self.REFUSED * max(self._refusal_s, now - sent_at)  # sends older than this were not refused
         between = sum(1 for t in self._sends if self._refused_at < t < min(sent_at, old))  # taken, after the last
         #                                                                                       refused send
-        self._refusals.append((sent_at, now))
+        self._refusals.append((sent_at, now, level))
         self._open_refused += sent_at >= self._open_t
         self._refused_at, self._last_refusal = max(self._refused_at, sent_at), now
         if sent_at < self._changed and not self.refused:
@@ -274,8 +276,9 @@ class PacedLimiter(LimitHistory):
         self._refusal_s = max(self._refusal_s, now - sent_at) if self._in_row > 1 else now - sent_at
         if self._in_row >= self.REFUSED:  # refused: probes back off, one at a time
             self._pause(now, sent_at, tag, retry_after)
-        elif level > self._seen and level > 1:  # above every level lately taken: an in-flight cap, or noise
-            self._read_window(now, level, tag)
+        elif level > 1 and (level > self._seen or level >= self._w_read > 0 and self._mostly_refused(level)):
+            self._read_window(now, level, tag)  # above every level lately taken, or above the last reading where
+            #                                     more were refused than taken: an in-flight cap
         else:
             if level < self._w_read:  # refused under an in-flight reading: a rate cap refuses at any level, the
                 self._w_read, self._w_t = 0.0, now - self._w_k  # reading was (also) its: the window opens again
@@ -330,6 +333,14 @@ class PacedLimiter(LimitHistory):
             self._w_t = now - self._w_k  # at the ceiling: measured, not cut
             self._record(now, f"window {tag}")
 
+    def _mostly_refused(self, level: int) -> bool:
+        """Lately, of the sends at `level` in flight or above, more were refused than taken (and three at least).
+        A loaded client hears answers a moment after the server let them go, so it counts one more in flight now
+        and then, and an in-flight cap takes a send it counted above the cap; a rate cap refuses at every level."""
+        since = max(self._taken[0][0] if self._taken else -math.inf, self._refusals[0][0])
+        taken = sum(1 for t, lvl in self._taken if t >= since and lvl >= level)
+        return sum(1 for t, _, lvl in self._refusals if t >= since and lvl >= level) > max(taken, 2)
+
     def _noise_now(self, rate: float) -> bool:
         """Under the ceiling, a refusal no more than chance allows at the share refused there lately is noise: it
         moves nothing (a ceiling brought down to the pace cut it again at every one). The same test holds in slow start
@@ -339,7 +350,7 @@ class PacedLimiter(LimitHistory):
             return False
         self._noise += 1 / (4 * self.PROBE_SENDS)
         since = max(self._sends[0], self._changed)
-        refused = sum(1 for t, _ in self._refusals if t >= since)
+        refused = sum(1 for t, *_ in self._refusals if t >= since)
         expected = self._noise * sum(1 for t in self._sends if t >= since)  # by chance, at the noise seen
         return refused <= expected + 2 * math.sqrt(expected)  # (two deviations: 1 in ~40 cuts for nothing)
 

@@ -5,22 +5,22 @@ a fair share of a shared cap) with CUBIC's probe and BBR's pacing. Sends are pac
 an unpaced window per round trip. A refusal near R's last ceiling is the cap: R is cut to BETA x the lesser of R and
 what the server took lately. Under the ceiling, refusals no more than chance allows at the share refused there
 lately are noise; a 402 in-flight budget is never a rate. Refusals above every in-flight level the server took are
-an in-flight cap (above a reading, so are refusals at a level more often refused than taken: a loaded client hears
-answers late, so it counts more in flight than the server): the window W is set under them (a first reading is
-retested after a round trip; a refusal under a reading says it was a rate's), and a first reading brings R down to
-what was taken (a bucket with no burst refuses two sends closer than 1 / its rate, which a pace over what W lets
-through would send at every probe of W). R climbs back to its ceiling in PROBE_SENDS sends (at most PROBE_MAX_S, at
-least an eighth of them), then past it, doubling (never faster than 1 / BETA per refusal latency); W likewise, one
-more, two, four...; both to at most HEADROOM x what was taken. REFUSED refusals in a row are a spent quota or a
-pause: one probe at a time, backing off to BACKOFF_MAX_S (or a quarter of the last spent quota's refusal); a refusal
-that outlasted the open stretch before it was a quota spent early, and R becomes what the server took over that
-cycle; within QUOTA_CYCLES of them from its refill, a first refusal is that quota spent again and pauses at once. A
-server's Retry-After (or reset hint) may bring a probe forward, until a probe it timed is refused (a fixed one is
-often wrong): then never again; two refusals of a pause that name one clock time, or one that names its quota
-(OpenRouter's free-models-per-min), name a quota's reset, and the next probe waits for it. Refusals of sends from
-before a cut move nothing; failures and drops move nothing. On a key (limit/key.py) a model's first cut is at least
-an equal share of what the key took, and once the cap is seen to be the key's, the key's limiter decides for every
-model. Every change goes into a bounded history with its reason.
+an in-flight cap (at or above a reading of 2 or more, so are refusals at a level more often refused than taken: a
+loaded client hears answers late, so it counts more in flight than the server): the window W is set under them (a
+first reading is retested after a round trip; a refusal under a reading says it was a rate's), and a first reading
+brings R down to what was taken (a bucket with no burst refuses two sends closer than 1 / its rate, which a pace
+over what W lets through would send at every probe of W). R climbs back to its ceiling in PROBE_SENDS sends (at most
+PROBE_MAX_S, at least an eighth of them), then past it, doubling (never faster than 1 / BETA per refusal latency); W
+likewise, one more, two, four...; both to at most HEADROOM x what was taken. REFUSED refusals in a row are a spent
+quota or a pause: one probe at a time, backing off to BACKOFF_MAX_S (or a quarter of the last spent quota's
+refusal); a refusal that outlasted the open stretch before it was a quota spent early, and R becomes what the server
+took over that cycle; within QUOTA_CYCLES of them from its refill, a first refusal is that quota spent again and
+pauses at once. A server's Retry-After (or reset hint) may bring a probe forward, until a probe it timed is refused
+(a fixed one is often wrong): then never again; two refusals of a pause that name one clock time, or one that names
+its quota (OpenRouter's free-models-per-min), name a quota's reset, and the next probe waits for it. Refusals of
+sends from before a cut move nothing; failures and drops move nothing. On a key (limit/key.py) a model's first cut
+is at least an equal share of what the key took, and once the cap is seen to be the key's, the key's limiter decides
+for every model. Every change goes into a bounded history with its reason.
 """
 from __future__ import annotations
 
@@ -276,9 +276,10 @@ class PacedLimiter(LimitHistory):
         self._refusal_s = max(self._refusal_s, now - sent_at) if self._in_row > 1 else now - sent_at
         if self._in_row >= self.REFUSED:  # refused: probes back off, one at a time
             self._pause(now, sent_at, tag, retry_after)
-        elif level > 1 and (level > self._seen or level >= self._w_read > 0 and self._mostly_refused(level)):
-            self._read_window(now, level, tag)  # above every level lately taken, or above the last reading where
-            #                                     more were refused than taken: an in-flight cap
+        elif level > 1 and (level > self._seen or level >= self._w_read > 1 and self._mostly_refused(level)):
+            self._read_window(now, level, tag)  # above every level lately taken, or at or above a reading of 2
+            #  or more, at a level more often refused than taken: an in-flight cap (a reading of 1 is most often a
+            #  rate cap's burst: its level 2 is sent only by the window's probes, at the pace, and refused by a rate)
         else:
             if level < self._w_read:  # refused under an in-flight reading: a rate cap refuses at any level, the
                 self._w_read, self._w_t = 0.0, now - self._w_k  # reading was (also) its: the window opens again
@@ -334,12 +335,13 @@ class PacedLimiter(LimitHistory):
             self._record(now, f"window {tag}")
 
     def _mostly_refused(self, level: int) -> bool:
-        """Lately, of the sends at `level` in flight or above, more were refused than taken (and three at least).
-        A loaded client hears answers a moment after the server let them go, so it counts one more in flight now
-        and then, and an in-flight cap takes a send it counted above the cap; a rate cap refuses at every level."""
+        """Lately, of the sends at `level` in flight, more were refused than taken (and three at least). A loaded
+        client hears answers a moment after the server let them go, so it counts one more in flight now and then,
+        and an in-flight cap takes a send it counted above the cap; a rate cap refuses at every level. (At `level`
+        or above, the start's burst, refused at every level past a rate cap's room, would read a window.)"""
         since = max(self._taken[0][0] if self._taken else -math.inf, self._refusals[0][0])
-        taken = sum(1 for t, lvl in self._taken if t >= since and lvl >= level)
-        return sum(1 for t, _, lvl in self._refusals if t >= since and lvl >= level) > max(taken, 2)
+        taken = sum(1 for t, lvl in self._taken if t >= since and lvl == level)
+        return sum(1 for t, _, lvl in self._refusals if t >= since and lvl == level) > max(taken, 2)
 
     def _noise_now(self, rate: float) -> bool:
         """Under the ceiling, a refusal no more than chance allows at the share refused there lately is noise: it

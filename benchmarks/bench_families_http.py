@@ -11,8 +11,9 @@ caps, caps that move (cap_schedule, drifts and oscillations in steps), the Retry
 (caps_per="key") or caps of their own (caps_per="model", one rate for all: the simulator has no per-model rates),
 and two processes on one key (two runner processes against one simulator). Not over HTTP: latency that grows with the
 load (the simulator's latency does not depend on it), refusals as slow as answers (`gateway`: the simulator refuses at
-once) and 402 in-flight caps (the simulator's 402s are random): those draws run with their plain latency, quick
-refusals and a 429 in-flight cap. The simulator sends X-RateLimit-Reset (epoch ms) on every
+once), 402 in-flight caps (the simulator's 402s are random) and a client that hears answers late (`loaded`: the
+runner's lag is its own, whatever the machine's load): those draws run with their plain latency, quick refusals, a
+429 in-flight cap and no added lag. The simulator sends X-RateLimit-Reset (epoch ms) on every
 429, as OpenRouter does on its own: "none" here means no Retry-After. Photos are `--scale` of the model's count.
 
 Measured from the simulator's own log of arrivals: utilization = admitted / allowed over the saturated span (until

@@ -3,18 +3,19 @@
     uv run python benchmarks/bench_families_http.py [--draws 2 | --seeds 3,35] [--families a,b]
         [--policies adaptive,reference] [--scale 0.3]
 
-The fake-clock model (bench_families.py) is the primary evidence; this confirms it with the runner, the HTTP
-client, the journal and the classifier in the loop. Each draw of benchmarks/scenarios.py becomes a SimConfig:
-buckets, fixed windows (clock-aligned to the wall clock; 60 s windows become 10 s ones to keep runs short), in-flight
-caps, caps that move (cap_schedule, drifts and oscillations in steps), the Retry-After and reset-hint variants, noise
-(5xx, 200-errors, drops, 402 in-flight budgets), several models at once with --parallel-models behind one key-wide cap
+The fake-clock model (bench_families.py) is the primary evidence; this confirms it with the runner, the HTTP client,
+the journal and the classifier in the loop. Each draw of benchmarks/scenarios.py becomes a SimConfig: buckets, fixed
+windows (clock-aligned to the wall clock; 60 s windows become 10 s ones to keep runs short), in-flight caps, caps
+that move (cap_schedule, drifts and oscillations in steps), the Retry-After and reset-hint variants, noise (5xx,
+200-errors, drops, 402 in-flight budgets), several models at once with --parallel-models behind one key-wide cap
 (caps_per="key") or caps of their own (caps_per="model", one rate for all: the simulator has no per-model rates),
-and two processes on one key (two runner processes against one simulator). Not over HTTP: latency that grows with the
-load (the simulator's latency does not depend on it), refusals as slow as answers (`gateway`: the simulator refuses at
-once), 402 in-flight caps (the simulator's 402s are random) and a client that hears answers late (`loaded`: the
-runner's lag is its own, whatever the machine's load): those draws run with their plain latency, quick refusals, a
-429 in-flight cap and no added lag. The simulator sends X-RateLimit-Reset (epoch ms) on every
-429, as OpenRouter does on its own: "none" here means no Retry-After. Photos are `--scale` of the model's count.
+and two processes on one key (two runner processes against one simulator). Not over HTTP: latency that grows with
+the load (the simulator's latency does not depend on it), refusals as slow as answers (`gateway`: the simulator
+refuses at once) and 402 in-flight caps (the simulator's 402s are random): those draws run with their plain latency,
+quick refusals and a 429 in-flight cap. A client that hears answers late (`loaded`) is the simulator letting an
+answer out of its in-flight count that long before sending it (`release_early_s`), on top of the runner's own lag.
+The simulator sends X-RateLimit-Reset (epoch ms) on every 429, as OpenRouter does on its own: "none" here means no
+Retry-After. Photos are `--scale` of the model's count.
 
 Measured from the simulator's own log of arrivals: utilization = admitted / allowed over the saturated span (until
 85% of the photos were answered), allowed as in bench_families.py except that a fixed window counts as its mean
@@ -66,7 +67,7 @@ def sim_config(setup, seed: int) -> tuple[dict, float]:
     srv = setup.servers[0]
     cfg = {"seed": seed, "latency_s": srv.latency, "latency_sigma": srv.sigma, "error_5xx": srv.error_5xx,
            "error_in_200": srv.error_200, "drop_connection": srv.drop, "in_flight_402": srv.refuse_402,
-           "caps_per": "key" if setup.shared or len(setup.servers) == 1 else "model"}
+           "release_early_s": srv.client_lag, "caps_per": "key" if setup.shared or len(setup.servers) == 1 else "model"}
     allowed = math.inf
     for cap in caps:
         cfg["retry_after"] = RA_MODES[cap.retry_after]

@@ -108,6 +108,9 @@ class SimConfig:
 
     # --- caps the client cannot see --------------------------------------------------------------------
     max_in_flight: int | None = None  # admitted requests being served beyond this get 429 at once
+    # an answered request leaves max_in_flight's count a mean of this many seconds (exponential) before its answer
+    # is sent: the client hears it late, as a loaded client does, and meanwhile counts one more in flight
+    release_early_s: float = 0.0
     rate_per_s: float | None = None  # token bucket refill rate; None = no bucket
     burst: int = 10  # token bucket capacity (the bucket starts full)
     # at most window_n admitted requests per fixed window of window_s seconds, clock-aligned (boundaries at whole
@@ -232,8 +235,8 @@ class SimConfig:
             raise ValueError("retry_after_share must be a probability in [0, 1]")
         if any(not isinstance(e, (list, tuple)) or len(e) != 2 or e[1] < 0 for e in self.cap_schedule):
             raise ValueError("cap_schedule entries are [seconds since the first request, factor >= 0]")
-        if self.latency_s < 0 or self.latency_sigma < 0 or self.stall_s < 0 or self.retry_after_s < 0:
-            raise ValueError("latency_s, latency_sigma, stall_s and retry_after_s must be >= 0")
+        if min(self.latency_s, self.latency_sigma, self.stall_s, self.retry_after_s, self.release_early_s) < 0:
+            raise ValueError("latency_s, latency_sigma, stall_s, retry_after_s and release_early_s must be >= 0")
 
     def _validate_conditions(self) -> None:
         for name in ("size_loss_per_halving", "quality_loss_per_10", "variant_redraw"):
@@ -278,7 +281,7 @@ class SimConfig:
 
 
 _NUMBERS = {"consistency", "fenced_rate", "noul_spread", "latency_s", "latency_sigma", "max_in_flight", "rate_per_s",
-            "burst", "retry_after_s", "credits_usd", "stall_s", "size_loss_per_halving", "quality_loss_per_10",
+            "release_early_s", "burst", "retry_after_s", "credits_usd", "stall_s", "size_loss_per_halving", "quality_loss_per_10",
             "variant_redraw", "pixels_per_token", *FAULTS}
 
 

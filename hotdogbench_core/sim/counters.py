@@ -64,6 +64,10 @@ class SimStats:
             if self.in_flight > self.peak_in_flight:
                 self.peak_in_flight = self.in_flight
 
+    def _release(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
+
     def _fault(self, kind: str) -> None:
         with self._lock:
             self.faults[kind] = self.faults.get(kind, 0) + 1

@@ -286,7 +286,7 @@ class SimCore(Caps):
                                 {"Retry-After": "1"}, 1.0)
         stats, rng = self.stats, self._rng
         stats._admit()
-        status, cost, verdict = CLIENT_GONE, 0.0, None
+        status, cost, verdict, held = CLIENT_GONE, 0.0, None, True
         try:
             if fault == "stall":
                 delay = cfg.stall_s
@@ -322,6 +322,10 @@ class SimCore(Caps):
                 return web.Response(body=s[: len(s) // 2].encode(), content_type="application/json")
             cost, verdict = c, ok
             stated = {"x-ratelimit-limit-requests": str(cfg.window_n)} if cfg.state_limit and cfg.window_n else None
+            if cfg.release_early_s > 0:  # out of the in-flight count now, heard by the client later
+                stats._release()
+                held = False
+                await asyncio.sleep(rng.expovariate(1 / cfg.release_early_s))
             return _json(resp, headers=stated)
         finally:
-            stats._finish(digest, t, status, None, admitted=True, cost=cost, verdict=verdict)
+            stats._finish(digest, t, status, None, admitted=held, cost=cost, verdict=verdict)

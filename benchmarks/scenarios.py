@@ -8,15 +8,15 @@ policy meets the same server from the same start. Seeds HELD_OUT are never used 
 reports them apart); tuning draws use seeds from 0 up.
 
 What the families cover (ISSUE 10): token buckets with a burst of 0-10x the rate, and with none at all (`strict`:
-nginx's default, met against a real nginx before the families had it), in-flight caps (429 or a 402
-in-flight budget), both at once, fixed clock-aligned windows (N per 10 s or per minute); Retry-After none / exact /
-fixed small (0.5-2 s) / fixed large (5-60 s on some 429s only) and the reset hints sent instead of it; caps that
-move (a fall to 30-70% and a recovery, a slow drift, an oscillation, a halving then a doubling); 2-8 models behind
-one key-wide cap or behind caps of their own, and two processes on one key; latency 0.1-5 s, and latency that
-grows with load; failure noise (5xx, 200-errors, drops) 0-8% and random 402s; a loaded client, which hears
-answers a few ms after the server let them go (`loaded`); and a loaded gateway, whose latency
-grows with load and whose refusals come as slow as its answers (`gateway`); and caps slower than a request every
-half second (`slow`: a free model's 20 per minute, a bucket at 0.2/s), where a probe spans seconds per send.
+nginx's default, met against a real nginx before the families had it), in-flight caps (429 or a 402 in-flight
+budget), both at once, fixed clock-aligned windows (N per 10 s or per minute); Retry-After none / exact / fixed
+small (0.5-2 s) / fixed large (5-60 s on some 429s only) and the reset hints sent instead of it; caps that move (a
+fall to 30-70% and a recovery, a slow drift, an oscillation, a halving then a doubling); 2-8 models behind one
+key-wide cap or behind caps of their own, and two processes on one key; latency 0.1-5 s, and latency that grows with
+load; failure noise (5xx, 200-errors, drops) 0-8% and random 402s; a loaded client, which hears answers a few ms
+after the server let them go (`loaded`); and a loaded gateway, whose latency grows with load and whose refusals come
+as slow as its answers (`gateway`); and caps slower than a request every half second (`slow`: a free model's 20 per
+minute, a bucket at 0.2/s), where a probe spans seconds per send.
 """
 from __future__ import annotations
 

@@ -12,12 +12,13 @@ with the runner's own parser (protocol.answers.retry_for). Caps may move during 
 recovery, a drift, an oscillation). Admitted requests answer after a lognormal latency that may grow with the
 load, with random 5xx, 200-errors and dropped connections; those still used the cap.
 
-Client side: one `Client` per model (or per process), each with its own limiter, asking `photos` photos the way
-the runner does: retries first, then fresh photos, through the limiter's synchronous gate (wait_time / start /
-finish); a refused photo waits its Retry-After (or reset hint) in full, else a jittered exponential back-off; at
-once after a dropped connection; it gives up only when its retry budget (seconds since its first attempt, or a
-count of attempts for the reference) is spent. A loaded client hears an answer a moment after the server let it go
-(`Server.client_lag`), and meanwhile counts one more in flight than the server does. Several clients in one run share the event loop and the caps.
+Client side: one `Client` per model (or per process), each with its own limiter, asking `photos` photos the way the
+runner does: retries first, then fresh photos, through the limiter's synchronous gate (wait_time / start / finish);
+a refused photo waits its Retry-After (or reset hint) in full, else a jittered exponential back-off; at once after a
+dropped connection; it gives up only when its retry budget (seconds since its first attempt, or a count of attempts
+for the reference) is spent. A loaded client hears an answer a moment after the server let it go
+(`Server.client_lag`), and meanwhile counts one more in flight than the server does. Several clients in one run
+share the event loop and the caps.
 """
 from __future__ import annotations
 

@@ -4,7 +4,6 @@ against worked values."""
 import asyncio
 import hashlib
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -14,6 +13,7 @@ import duckdb
 import polars as pl
 import pytest
 
+from support.cli import cli_env
 from support.paths import REPO
 from support.tables import make_rows, write_table
 from hotdogbench_core import RunSettings, load_dataset, plan_run, run_models, run_plan
@@ -211,8 +211,7 @@ def test_budgets_count_every_condition(tmp_path):
 
 # -- SIGKILL and resume ---------------------------------------------------------------------------------------
 def _cli(base_url, out, *extra):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENROUTER")}
-    env["OPENROUTER_API_KEY"] = SECRET
+    env = cli_env(SECRET)
     return subprocess.Popen([sys.executable, "-m", "hotdogbench_core", "run", "--models", MODELS[1], "--input",
                              str(SAMPLE), "--base-url", base_url, "--out", str(out), "--run", "k",
                              "--start-concurrency", "4", "--max-concurrency", "4", "--condition", "reference",

@@ -2,12 +2,12 @@
 types it (a subprocess), bad values named by the flag before anything is sent."""
 import asyncio
 import json
-import os
 import subprocess
 import sys
 
 import pytest
 
+from support.cli import cli_env
 from support.paths import REPO
 from support.tables import make_rows, write_table
 from hotdogbench_core import RunSettings, load_dataset
@@ -52,7 +52,7 @@ def test_a_cap_the_server_states_is_read_from_its_answers(tmp_path):
 
 
 def cli(*args):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENROUTER")}
+    env = cli_env()
     return subprocess.run([sys.executable, "-m", "hotdogbench_core", *args], capture_output=True, text=True,
                           env=env, cwd=REPO, timeout=180)
 

@@ -7,10 +7,10 @@ one gets 95% (tests/gateway/test_nginx.py). The fake-clock family of it is `load
 """
 import json
 import math
-import os
 import subprocess
 import sys
 
+from support.cli import cli_env
 from support.tables import make_rows, write_table
 from hotdogbench_core.sim.app import SimConfig, Simulator
 
@@ -24,8 +24,7 @@ def test_an_in_flight_cap_is_held_by_a_client_that_hears_answers_late(tmp_path):
     photos, n, latency, sigma = 150, 3, 0.2, 0.3
     path = write_table(tmp_path / "photos.parquet", make_rows(n_per_cat=50, extras=0))
     cfg = SimConfig(seed=0, latency_s=latency, latency_sigma=sigma, max_in_flight=n, release_early_s=0.03)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENROUTER")}
-    env["OPENROUTER_API_KEY"] = "sk-loaded"
+    env = cli_env("sk-loaded")
     with Simulator(cfg, labels=None, api_key=None) as sim:
         proc = subprocess.run([sys.executable, "-m", "hotdogbench_core", "run", "--base-url", sim.base_url,
                                "--models", MODEL, "--input", str(path), "--run", "r", "--out", str(tmp_path / "out"),

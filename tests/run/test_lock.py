@@ -9,6 +9,7 @@ import threading
 
 import pytest
 
+from support.cli import cli_env
 from support.paths import REPO
 from support.tables import make_rows, write_table
 from hotdogbench_core import RunSettings, load_dataset, run_models
@@ -21,8 +22,7 @@ MODEL = "openai/gpt-6-luna"
 
 def test_two_cli_processes_started_at_once_on_one_run(tmp_path):
     table = write_table(tmp_path / "photos.parquet", make_rows(n_per_cat=10))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENROUTER")}
-    env["OPENROUTER_API_KEY"] = "sk-lock-test"
+    env = cli_env("sk-lock-test")
     with Simulator(SimConfig(seed=0, latency_s=0.15, latency_sigma=0.1), labels=labels_from_parquet(table)) as sim:
         cmd = [sys.executable, "-m", "hotdogbench_core", "run", "--models", MODEL, "--input", str(table),
                "--base-url", sim.base_url, "--out", str(tmp_path / "out"), "--run", "same", "--start-concurrency",

@@ -1,7 +1,6 @@
 """Nothing lost, nothing paid twice, nothing hangs: faults, stops, budgets, kills and resumes."""
 import asyncio
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -11,6 +10,7 @@ import duckdb
 import pytest
 from aiohttp import web
 
+from support.cli import cli_env
 from support.paths import REPO
 from support.tables import make_rows, write_table
 from hotdogbench_core import RunSettings, load_dataset, run_models
@@ -178,8 +178,7 @@ def test_budget_stops_then_resume_finishes(table, tmp_path):
 
 
 def _cli_run(table, base_url, out, *extra):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENROUTER")}
-    env["OPENROUTER_API_KEY"] = SECRET
+    env = cli_env(SECRET)
     return subprocess.Popen([sys.executable, "-m", "hotdogbench_core", "run", "--models", MODEL, "--input", str(table),
                              "--base-url", base_url, "--out", str(out), "--run", "k", "--start-concurrency", "4",
                              "--max-concurrency", "4", *extra],

@@ -9,6 +9,7 @@ import threading
 
 import pytest
 
+from support.cli import cli_env
 from support.disks import fill, tmpfs
 from support.paths import REPO
 from support.tables import make_rows, write_table
@@ -24,15 +25,13 @@ MODEL = "openai/gpt-6-luna"
 SECRET = "sk-or-v1-STORAGE-SECRET-42"
 
 
-def cli_env():
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENROUTER")}
-    env["OPENROUTER_API_KEY"] = SECRET
-    return env
+def secret_env():
+    return cli_env(SECRET)
 
 
 def cli(*args, timeout=90):
     return subprocess.run([sys.executable, "-m", "hotdogbench_core", *args], capture_output=True, text=True,
-                          env=cli_env(), cwd=REPO, timeout=timeout)
+                          env=secret_env(), cwd=REPO, timeout=timeout)
 
 
 def asked_per_photo(sim, ds):

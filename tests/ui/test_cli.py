@@ -1,6 +1,5 @@
 """The command line as a user runs it: real subprocesses, real HTTP, real files."""
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -10,6 +9,7 @@ import duckdb
 import httpx
 import pytest
 
+from support.cli import cli_env
 from support.paths import REPO
 from support.tables import make_rows, write_table
 from hotdogbench_core.protocol.models import PRESETS
@@ -19,8 +19,7 @@ SECRET = "sk-or-v1-TESTSECRET-0123456789"
 
 
 def cli(*args, env=None, cwd=None, timeout=120):
-    e = {k: v for k, v in os.environ.items() if not k.startswith("OPENROUTER")}
-    e.update(env or {})
+    e = cli_env(**(env or {}))
     return subprocess.run([sys.executable, "-m", "hotdogbench_core", *args], capture_output=True, text=True,
                           env=e, cwd=cwd or REPO, timeout=timeout)
 

@@ -1,12 +1,12 @@
 """--condition and --conditions as a user types them: real subprocesses, real HTTP, real files; bad specs named
 by their flag before anything is sent; the notebook's conditions box."""
 import json
-import os
 import subprocess
 import sys
 
 import pytest
 
+from support.cli import cli_env
 from support.paths import REPO
 from hotdogbench_core.protocol.conditions import ConditionError
 from hotdogbench_core.ui import notebook as nbargs
@@ -14,7 +14,7 @@ from hotdogbench_core.ui.cli import FLAGS
 
 
 def cli(*args, timeout=180):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENROUTER")}
+    env = cli_env()
     return subprocess.run([sys.executable, "-m", "hotdogbench_core", *args], capture_output=True, text=True,
                           env=env, cwd=REPO, timeout=timeout)
 

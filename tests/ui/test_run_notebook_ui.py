@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from support.browser import chromium, require_chromium
+from support.cli import cli_env
 from support.marimo import (clipping, full_page_screenshot, hidden_outputs, kill_runs, marimo_server,
                             outputs_text, wait_idle)
 from support.waiting import wait_until
@@ -39,8 +40,7 @@ def _work(root: Path) -> tuple[Path, dict]:
     (work / "nb").mkdir(parents=True)
     shutil.copy(REPO / "pyproject.toml", work / "pyproject.toml")  # [tool.marimo]: the cells run on open
     shutil.copy(REPO / "notebooks" / "notebooks.css", work / "nb" / "notebooks.css")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENROUTER")}
-    env[OUT_ENV] = str(root / "out")
+    env = cli_env(**{OUT_ENV: str(root / "out")})
     return work, env
 
 

@@ -19,7 +19,7 @@ MODEL = "openai/gpt-6-luna"
 
 def test_an_in_flight_cap_is_held_by_a_client_that_hears_answers_late(tmp_path):
     # a cap of 3 at 0.2 s (14.3 answers a second at most), each answer heard 30 ms (mean) after the server let it
-    # go. Measured 2026-12-06 on 2 cores, 3 runs each: 79-82% of the cap's pace, 8-11 refusals of 158-161 requests;
+    # go. Measured 2026-12-06 on 2 cores, 9 runs: 75-82% of the cap's pace, 8-11 refusals of 158-161 requests;
     # 58-61% with 2c5d69d's limiter, which read every refusal at a level the server had once taken as a rate cap's
     photos, n, latency, sigma = 150, 3, 0.2, 0.3
     path = write_table(tmp_path / "photos.parquet", make_rows(n_per_cat=50, extras=0))

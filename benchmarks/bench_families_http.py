@@ -15,12 +15,14 @@ refuses at once) and 402 in-flight caps (the simulator's 402s are random): those
 quick refusals and a 429 in-flight cap. A client that hears answers late (`loaded`) is the simulator letting an
 answer out of its in-flight count that long before sending it (`release_early_s`), on top of the runner's own lag.
 The simulator sends X-RateLimit-Reset (epoch ms) on every 429, as OpenRouter does on its own: "none" here means no
-Retry-After. Photos are `--scale` of the model's count.
+Retry-After. Photos are `--scale` of the model's count (for a fixed window, at least three windows' quota, so that
+the span holds two whole windows).
 
 Measured from the simulator's own log of arrivals: utilization = admitted / allowed over the saturated span (until
-85% of the photos were answered), allowed as in bench_families.py except that a fixed window counts as its mean
-rate (n / period) over the span; throttled = 429/402 / attempts; fairness = Jain over the models' (processes')
-answered photos at the first one's 85% point.
+85% of the photos were answered), allowed as in bench_families.py: a fixed window counts the admissions in the whole
+windows of the span (the simulator's windows are aligned to the wall clock: the run starts inside one, which does not
+count), n each; throttled = 429/402 / attempts; fairness = Jain over the models' (processes') answered photos at the
+first one's 85% point.
 """
 from __future__ import annotations
 
@@ -33,8 +35,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_families import _windows  # noqa: E402
 from benchlib import SimProcess, machine, table, write_photos  # noqa: E402
 from scenarios import FAMILIES, draw  # noqa: E402
 
@@ -91,6 +95,22 @@ def sim_config(setup, seed: int) -> tuple[dict, float]:
     return cfg, allowed
 
 
+def window_utilization(cfg: dict, arrivals: list, span: float, per: int) -> float:
+    """Admissions in the whole windows of the span over n each, as bench_families.py counts them: the simulator's
+    windows are aligned to the wall clock (boundaries at whole multiples of window_s) and its arrival times are
+    time.monotonic(), one clock for every process of this machine."""
+    start = arrivals[0][0]
+    wall = time.time() - time.monotonic()  # wall-clock time at monotonic 0
+    steps = cfg.get("cap_schedule") or []  # [[seconds since the first request, factor], ...]
+
+    window = SimpleNamespace(  # the simulator's window, on the run's clock (seconds since its first request)
+        period=cfg["window_s"], n=cfg["window_n"] * per, phase=-(start + wall) % cfg["window_s"],
+        factor=lambda t: next((f for at, f in reversed(steps) if t >= at), 1.0))
+    wins = _windows(window, span)
+    admitted = sum(1 for t, s in arrivals if s not in (429, 402) and any(a <= t - start < b for a, b, _ in wins))
+    return 100 * admitted / sum(n for *_, n in wins)
+
+
 def _process_child(base_url: str, table_path: str, out: str, model: str, conn) -> None:
     ds = load_dataset(table_path)
     settings = RunSettings(api_key="sk-bench", base_url=base_url)
@@ -108,7 +128,10 @@ def run_draw(family: str, seed: int, policy: str, scale: float, tmp: Path) -> di
     setup = d.make()
     cfg, allowed = sim_config(setup, seed)
     k = len(setup.servers)
+    per = 1 if setup.shared or k == 1 else k  # caps of their own: k of them
     photos = max(40, int(setup.photos[0] * scale))
+    if "window_n" in cfg and "rate_per_s" not in cfg:  # at least two whole windows to judge (a run starts inside one)
+        photos = max(photos, math.ceil(3 * cfg["window_n"] * per / k))
     path = write_photos(tmp / f"{family}-{seed}.parquet", photos, seed=seed)
     ds = load_dataset(path)
     models = MODELS[:k]
@@ -147,8 +170,10 @@ def run_draw(family: str, seed: int, policy: str, scale: float, tmp: Path) -> di
     spans = [sorted(v)[q - 1] if len(v) >= q else max(v, default=0.0) for v in t_done.values()]
     span = mono_span = min(spans)  # (the runner's clock and the simulator's start together, to a few ms)
     admitted = sum(1 for t, s in arrivals if s not in (429, 402) and t - start < mono_span)
-    burst = cfg.get("burst", 0) if "rate_per_s" in cfg else cfg.get("window_n", 0)
-    util = 100 * admitted / (allowed * mono_span * (1 if setup.shared or k == 1 else k) + burst)
+    if "window_n" in cfg and "rate_per_s" not in cfg:
+        util = window_utilization(cfg, arrivals, mono_span, per)
+    else:
+        util = 100 * admitted / (allowed * mono_span * per + cfg.get("burst", 0))
     refused = sum(1 for _, s in arrivals if s in (429, 402))
     fair = None
     if k > 1 and setup.shared:

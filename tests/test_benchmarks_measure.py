@@ -1,0 +1,46 @@
+"""The over-HTTP benchmark's measure of a fixed window: the simulator's windows are aligned to the wall clock and its
+arrival times are time.monotonic(); a run starts inside a window, and only the whole windows of its span count."""
+import sys
+import time
+
+import pytest
+
+from support.paths import REPO
+
+sys.path.insert(0, str(REPO / "benchmarks"))
+from bench_families_http import window_utilization  # noqa: E402
+
+
+def _arrivals(first_window: int, later: list[int], into_window_s: float = 6.0, period: float = 10.0):
+    """A run whose first request comes `into_window_s` into a wall-clock window: `first_window` admitted at once,
+    then `later[i]` admitted just after each following boundary. Returns the arrivals and the first boundary's
+    offset from the run's start."""
+    wall = time.time() - time.monotonic()
+    now = time.monotonic()
+    start = now - (now + wall) % period + into_window_s  # (in the past or future alike: only the phase matters)
+    first_boundary = period - into_window_s
+    out = [(start + i * 1e-3, 200) for i in range(first_window)]
+    for w, n in enumerate(later):
+        a = start + first_boundary + w * period + 0.01
+        out += [(a + i * 1e-3, 200) for i in range(n)]
+    out.append((start + first_boundary + 0.5, 429))  # a refusal counts for nothing
+    return out, first_boundary
+
+
+def test_only_whole_windows_of_the_span_count():
+    cfg = {"window_n": 100, "window_s": 10.0}
+    arrivals, b = _arrivals(100, [100, 100, 100])
+    span = b + 2 * 10.0 + 1.0  # two whole windows, and one second of a third
+    assert window_utilization(cfg, arrivals, span, per=1) == pytest.approx(100.0)
+    arrivals, b = _arrivals(100, [100, 50, 100])  # the second whole window half used
+    assert window_utilization(cfg, arrivals, span, per=1) == pytest.approx(75.0)
+    # the first, partial window is not judged: its quota taken whole, or a tenth of it, the same
+    arrivals, b = _arrivals(10, [100, 50, 100])
+    assert window_utilization(cfg, arrivals, span, per=1) == pytest.approx(75.0)
+
+
+def test_caps_of_their_own_allow_a_quota_each():
+    cfg = {"window_n": 100, "window_s": 10.0}
+    arrivals, b = _arrivals(200, [200, 200])
+    assert window_utilization(cfg, arrivals, b + 20.0, per=2) == pytest.approx(100.0)
+    assert window_utilization(cfg, arrivals, b + 20.0, per=4) == pytest.approx(50.0)

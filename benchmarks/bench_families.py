@@ -131,7 +131,7 @@ def ramp(setup, caps, clients: int) -> float:
     return setup.mean_latency * max(0.0, math.log2(need / (START * clients)))
 
 
-def _windows(cap, t1: float) -> list[tuple[float, float, int]]:
+def whole_windows(cap, t1: float) -> list[tuple[float, float, int]]:
     """The windows that start in the run and end by t1 (or, if none does, the first one that starts in it)."""
     k = math.ceil((0.0 - cap.phase) / cap.period)
     out = []
@@ -157,7 +157,7 @@ def utilization(setup, clients: list[Client], group: list[int], span: float) -> 
     best = []
     for cap in caps:
         if cap.kind == "window":
-            wins = [w for w in _windows(cap, span) if w[0] >= t0] or _windows(cap, span)[-1:]
+            wins = [w for w in whole_windows(cap, span) if w[0] >= t0] or whole_windows(cap, span)[-1:]
             if not wins:
                 continue
             admitted = sum(1 for t in sends if any(a <= t < b for a, b, _ in wins))

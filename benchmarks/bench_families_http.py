@@ -38,7 +38,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_families import _windows  # noqa: E402
+from bench_families import whole_windows  # noqa: E402
 from benchlib import SimProcess, machine, table, write_photos  # noqa: E402
 from scenarios import FAMILIES, draw  # noqa: E402
 
@@ -106,7 +106,7 @@ def window_utilization(cfg: dict, arrivals: list, span: float, per: int) -> floa
     window = SimpleNamespace(  # the simulator's window, on the run's clock (seconds since its first request)
         period=cfg["window_s"], n=cfg["window_n"] * per, phase=-(start + wall) % cfg["window_s"],
         factor=lambda t: next((f for at, f in reversed(steps) if t >= at), 1.0))
-    wins = _windows(window, span)
+    wins = whole_windows(window, span)
     admitted = sum(1 for t, s in arrivals if s not in (429, 402) and any(a <= t - start < b for a, b, _ in wins))
     return 100 * admitted / sum(n for *_, n in wins)
 
@@ -129,8 +129,9 @@ def run_draw(family: str, seed: int, policy: str, scale: float, tmp: Path) -> di
     cfg, allowed = sim_config(setup, seed)
     k = len(setup.servers)
     per = 1 if setup.shared or k == 1 else k  # caps of their own: k of them
+    windowed = "window_n" in cfg and "rate_per_s" not in cfg  # a fixed window is the cap to judge
     photos = max(40, int(setup.photos[0] * scale))
-    if "window_n" in cfg and "rate_per_s" not in cfg:  # at least two whole windows to judge (a run starts inside one)
+    if windowed:  # at least two whole windows to judge (a run starts inside one)
         photos = max(photos, math.ceil(3 * cfg["window_n"] * per / k))
     path = write_photos(tmp / f"{family}-{seed}.parquet", photos, seed=seed)
     ds = load_dataset(path)
@@ -169,10 +170,10 @@ def run_draw(family: str, seed: int, policy: str, scale: float, tmp: Path) -> di
     q = math.ceil(0.85 * photos)
     spans = [sorted(v)[q - 1] if len(v) >= q else max(v, default=0.0) for v in t_done.values()]
     span = mono_span = min(spans)  # (the runner's clock and the simulator's start together, to a few ms)
-    admitted = sum(1 for t, s in arrivals if s not in (429, 402) and t - start < mono_span)
-    if "window_n" in cfg and "rate_per_s" not in cfg:
+    if windowed:
         util = window_utilization(cfg, arrivals, mono_span, per)
     else:
+        admitted = sum(1 for t, s in arrivals if s not in (429, 402) and t - start < mono_span)
         util = 100 * admitted / (allowed * mono_span * per + cfg.get("burst", 0))
     refused = sum(1 for _, s in arrivals if s in (429, 402))
     fair = None

@@ -281,8 +281,8 @@ class SimConfig:
 
 
 _NUMBERS = {"consistency", "fenced_rate", "noul_spread", "latency_s", "latency_sigma", "max_in_flight", "rate_per_s",
-            "release_early_s", "burst", "retry_after_s", "credits_usd", "stall_s", "size_loss_per_halving", "quality_loss_per_10",
-            "variant_redraw", "pixels_per_token", *FAULTS}
+            "release_early_s", "burst", "retry_after_s", "credits_usd", "stall_s", "size_loss_per_halving",
+            "quality_loss_per_10", "variant_redraw", "pixels_per_token", *FAULTS}
 
 
 def demo_config(conditions: bool = False) -> dict:

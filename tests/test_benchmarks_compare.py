@@ -1,0 +1,63 @@
+"""benchmarks/compare_limiters.py swaps the default limiter for another version of paced.py on the live class: the
+version it installs must be the one that runs (KeyMember included), and the live class must come back whole."""
+import sys
+
+import pytest
+
+from support.paths import REPO
+
+sys.path.insert(0, str(REPO / "benchmarks"))
+import bench_families as bf  # noqa: E402
+import compare_limiters as cl  # noqa: E402
+
+from hotdogbench_core.limit import paced  # noqa: E402
+
+DRAWS = [("strict", 1, "adaptive"), ("shared", 3, "adaptive")]  # one model alone; two on a key (KeyMember)
+
+
+@pytest.fixture
+def live_class():
+    """The live PacedLimiter exactly as it was, after the test."""
+    saved = dict(vars(paced.PacedLimiter))
+    yield paced.PacedLimiter
+    for name in [k for k in vars(paced.PacedLimiter) if k not in saved]:
+        delattr(paced.PacedLimiter, name)
+    for name, value in saved.items():
+        if name not in ("__dict__", "__weakref__"):
+            setattr(paced.PacedLimiter, name, value)
+
+
+def test_the_working_tree_installed_runs_as_the_class_does(live_class):
+    before = [bf.run_draw(job) for job in DRAWS]
+    cl.install(cl.source("."))
+    after = [bf.run_draw(job) for job in DRAWS]
+    assert [(r["util"], r["throttled"], r["fair"]) for r in after] == \
+        [(r["util"], r["throttled"], r["fair"]) for r in before]
+
+
+def test_a_variant_installed_is_what_runs(live_class):
+    before = [bf.run_draw(job) for job in DRAWS]
+    text = cl.source(".")
+    assert text.count("    BETA = 0.9") == 1
+    cl.install(text.replace("    BETA = 0.9", "    BETA = 0.5") + "\n\nPacedLimiter.only_in_variant = True\n")
+    assert live_class.BETA == 0.5
+    varied = [bf.run_draw(job) for job in DRAWS]
+    assert all(v["util"] != b["util"] for v, b in zip(varied, before))  # a member of a key runs it too
+    cl.install(cl.source("."))  # and back: the variant's own attributes go with it
+    assert live_class.BETA == 0.9 and not hasattr(live_class, "only_in_variant")
+    assert [bf.run_draw(job)["util"] for job in DRAWS] == [r["util"] for r in before]
+
+
+def test_compare_names_the_draws_that_moved():
+    base = [{"family": "strict", "seed": s, "util": u, "throttled": 1.0, "fair": None, "params": f"p{s}"}
+            for s, u in ((0, 80.0), (1, 95.0))]
+    variant = [dict(base[0], util=92.0), dict(base[1], util=94.0, throttled=6.0)]
+    out = cl.compare(base, variant, ["strict"], moved=1)
+    assert "misses: base 1, variant 1 of 2 draws" in out  # 80% under 90; then 6% throttled over 5
+    assert "strict seed 0: util 80.0 -> 92.0%" in out and "seed 1:" not in out
+    assert "no draw's utilization moved" in cl.compare(base, base, ["strict"], moved=5)
+
+
+def test_an_unknown_version_names_the_flag():
+    with pytest.raises(SystemExit, match="--base/--variant 'no-such-rev'"):
+        cl.source("no-such-rev")

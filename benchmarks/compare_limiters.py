@@ -15,6 +15,7 @@ pace and window then, the level, and whether it was refused.
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import subprocess
 import sys
@@ -42,7 +43,8 @@ def source(version: str) -> str:
         return (REPO / MODULE).read_text()
     if Path(version).is_file():
         return Path(version).read_text()
-    done = subprocess.run(["git", "show", f"{version}:{MODULE}"], cwd=REPO, capture_output=True, text=True)
+    done = subprocess.run(["git", "show", f"{version}:{MODULE}"], cwd=REPO, capture_output=True, text=True,
+                          check=False)
     if done.returncode != 0:
         raise SystemExit(f"--base/--variant {version!r} is neither a file nor a git revision with {MODULE}: "
                          f"{done.stderr.strip()}")
@@ -77,7 +79,7 @@ def run_version(text: str, jobs: list, workers: int) -> list[dict]:
 
 
 def family_row(rows: list[dict]) -> list:
-    util = [r["util"] for r in rows if r["util"] == r["util"]]  # (NaN: a draw left out)
+    util = [r["util"] for r in rows if not math.isnan(r["util"])]  # (NaN: a draw left out)
     thr = [r["throttled"] for r in rows]
     fair = [r["fair"] for r in rows if r["fair"] is not None]
     if not util:
@@ -89,7 +91,7 @@ def family_row(rows: list[dict]) -> list:
 def moved_by(base: dict, variant: dict) -> float:
     """How far one draw's utilization moved (0 for a draw left out by either version)."""
     moved = abs(variant["util"] - base["util"])
-    return 0.0 if moved != moved else moved
+    return 0.0 if math.isnan(moved) else moved
 
 
 def compare(base: list[dict], variant: list[dict], families: list[str], moved: int) -> str:

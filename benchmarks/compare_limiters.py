@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import statistics
 import subprocess
 import sys
 import time
@@ -34,7 +33,7 @@ from hotdogbench_core.sim.capmodel import FakeClock, simulate  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 MODULE = "hotdogbench_core/limit/paced.py"
-HEADER = ["family", "misses", "util % med", "worst", "throttled % med", "worst", "fair worst"]
+HEADER = ["family", "version", "misses"] + bf.HEADER[2:8]  # (the columns of family_row)
 
 
 def source(version: str) -> str:
@@ -79,13 +78,9 @@ def run_version(text: str, jobs: list, workers: int) -> list[dict]:
 
 
 def family_row(rows: list[dict]) -> list:
-    util = [r["util"] for r in rows if not math.isnan(r["util"])]  # (NaN: a draw left out)
-    thr = [r["throttled"] for r in rows]
-    fair = [r["fair"] for r in rows if r["fair"] is not None]
-    if not util:
-        util = [float("nan")]
-    return [sum(bf.missed(r) for r in rows), f"{statistics.median(util):.1f}", f"{min(util):.1f}",
-            f"{statistics.median(thr):.1f}", f"{max(thr):.1f}", f"{min(fair):.2f}" if fair else "-"]
+    """bench_families' summary of one family's draws: misses, then utilization, throttled and fairness."""
+    summary = bf.summarize(rows)
+    return [summary[bf.HEADER.index("misses") - 2]] + summary[:6]
 
 
 def moved_by(base: dict, variant: dict) -> float:
@@ -100,7 +95,7 @@ def compare(base: list[dict], variant: list[dict], families: list[str], moved: i
     for f in families:
         for name, results in (("base", base), ("variant", variant)):
             rows.append([f if name == "base" else "", name] + family_row([r for r in results if r["family"] == f]))
-    out = [table(rows, ["family", "version"] + HEADER[1:])]
+    out = [table(rows, HEADER)]
     out.append(f"misses: base {sum(map(bf.missed, base))}, variant {sum(map(bf.missed, variant))} "
                f"of {len(base)} draws")
     pairs = [p for p in sorted(zip(base, variant), key=lambda pair: moved_by(*pair), reverse=True) if moved_by(*p)]

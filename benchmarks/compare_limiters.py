@@ -9,8 +9,8 @@ A version is a git revision (its hotdogbench_core/limit/paced.py), a file holdin
 working tree's). Only paced.py is swapped: the key coordinator (limit/key.py), the scenarios and the measures are the
 working tree's, so both versions meet the same draws and are judged alike (bench_families.run_draw, missed). Each
 version runs in worker processes of its own with its PacedLimiter's methods and constants installed on the live
-class, so KeyMember (a subclass) runs it too. --trace prints one draw's limit history and every send: when, the
-pace and window then, the level, and whether it was refused.
+class, so KeyMember (a subclass) runs it too. --trace prints one draw's limit history and every send of one of its
+clients (a model or a process): when, the pace and window then, the level, and whether it was refused.
 """
 from __future__ import annotations
 
@@ -108,8 +108,8 @@ def compare(base: list[dict], variant: list[dict], families: list[str], moved: i
     return "\n".join(out)
 
 
-def trace(family: str, seed: int) -> str:
-    """One draw under the installed limiter: its limit history, then every send of its first client."""
+def trace(family: str, seed: int, client: int = 0) -> str:
+    """One draw under the installed limiter: one client's limit history, then its every send."""
     sent = []
     start = paced.PacedLimiter.start
 
@@ -128,13 +128,15 @@ def trace(family: str, seed: int) -> str:
         simulate(clients, clock, seed=seed, until=1500.0)
     finally:
         paced.PacedLimiter.start = start
-    c = clients[0]
+    if not 0 <= client < len(clients):
+        raise SystemExit(f"--trace: {family} seed {seed} has clients 0-{len(clients) - 1}, not {client}")
+    c = clients[client]
     r = bf.run_draw((family, seed, "adaptive"))
     lines = [f"{family} seed {seed}: {d.describe()}",
              f"utilization {r['util']:.1f}%, throttled {r['throttled']:.1f}%, {r['wall']:.1f} s",
-             "\nlimit history (s, in-flight limit, pace/s, reason):"]
+             f"\nclient {client}'s limit history (s, in-flight limit, pace/s, reason):"]
     lines += [f"  {e.t:8.2f} {e.limit:4d} {e.rate!s:>8} {e.reason}" for e in c.limiter.history]
-    lines.append("\nsends of the first client (s, gap ms, pace/s, window, in flight with it, refused):")
+    lines.append(f"\nsends of client {client} of {len(clients)} (s, gap ms, pace/s, window, in flight with it, refused):")
     mine = [(rate, window, level) for lim, rate, window, level in sent if lim is c.limiter]
     prev = 0.0
     for (t, _, refused), (rate, window, level) in zip(c.sends, mine):
@@ -154,14 +156,15 @@ def main(argv=None) -> int:
     ap.add_argument("--held-out", action="store_true", help="the held-out seeds (scenarios.HELD_OUT) only")
     ap.add_argument("--moved", type=int, default=10, help="list this many draws whose utilization moved most")
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--trace", metavar="FAMILY:SEED", help="print one draw under --variant instead")
+    ap.add_argument("--trace", metavar="FAMILY:SEED[:CLIENT]",
+                    help="print one draw under --variant instead (its client 0, or CLIENT: a model or process)")
     args = ap.parse_args(argv)
     if args.trace:
-        family, _, seed = args.trace.partition(":")
-        if family not in FAMILIES or not seed.isdigit():
-            ap.error(f"--trace wants FAMILY:SEED with a known family (got {args.trace!r})")
+        family, seed, client = (args.trace.split(":") + ["0"])[:3]
+        if family not in FAMILIES or not seed.isdigit() or not client.isdigit():
+            ap.error(f"--trace wants FAMILY:SEED[:CLIENT] with a known family (got {args.trace!r})")
         install(source(args.variant))
-        print(trace(family, int(seed)))
+        print(trace(family, int(seed), int(client)))
         return 0
     families = args.families.split(",")
     for f in families:

@@ -61,3 +61,12 @@ def test_compare_names_the_draws_that_moved():
 def test_an_unknown_version_names_the_flag():
     with pytest.raises(SystemExit, match="--base/--variant 'no-such-rev'"):
         cl.source("no-such-rev")
+
+
+def test_a_trace_follows_the_client_asked_for():
+    out = cl.trace("processes", 6, client=1)
+    sends = [line for line in out.splitlines() if line.startswith("  ") and line.split()[0].replace(".", "").isdigit()]
+    assert "sends of client 1 of 2" in out and any(line.rstrip().endswith("REFUSED") for line in sends)
+    assert out != cl.trace("processes", 6, client=0)
+    with pytest.raises(SystemExit, match="has clients 0-1, not 2"):
+        cl.trace("processes", 6, client=2)

@@ -26,6 +26,8 @@ Definitions (per draw; the table shows the median and the worst draw):
   failed (5xx, drop): they used the cap, so noise costs goodput whatever the limiter does. Several models on one
   key-wide cap: all of them together, until the first runs out of fresh photos; each behind its own cap: the worst
   model.
+- utilization after 10 s: the same from LATE_S past the ramp's end, so a start's losses and the steady state's are
+  told apart (benchmarks/compare_limiters.py shows it; NaN where the span is shorter).
 - throttled: 429/402 refusals / attempts, the whole run (two processes: the worse process).
 - fairness: Jain's index (sum x)^2 / (n sum x^2) of the models' (processes') admitted requests over that span.
 - down s: after a cap halves, the first s such that the refusals are under 10% of the sends in [s, s + 3 s].
@@ -149,10 +151,11 @@ def realized_latency(clients: list[Client], group: list[int], t0: float, t1: flo
     return sum(lats) / len(lats) if len(lats) >= 10 else default
 
 
-def utilization(setup, clients: list[Client], group: list[int], span: float) -> float:
+def utilization(setup, clients: list[Client], group: list[int], span: float, later_s: float = 0.0) -> float:
+    """Of the saturated span (from the ideal ramp's end, or `later_s` after it) as the module doc defines it."""
     caps = setup.measure[group[0]]
     sends = [t for i in group for t, ok, _ in clients[i].sends if ok]
-    t0 = min(ramp(setup, caps, len(group)), span)
+    t0 = min(ramp(setup, caps, len(group)) + later_s, span)
     latency = realized_latency(clients, group, t0, span, setup.mean_latency)
     best = []
     for cap in caps:
@@ -170,6 +173,7 @@ def utilization(setup, clients: list[Client], group: list[int], span: float) -> 
     return 100 * max(best) if best else float("nan")  # the binding cap: the one most used
 
 
+LATE_S = 10.0  # utilization after the start: from this long past the ramp (a start's losses are mostly in it)
 SATURATED = 0.85  # the saturated part of a run: until this share of its photos was answered
 
 
@@ -227,12 +231,14 @@ def run_draw(args: tuple[str, int, str]) -> dict:
     if setup.shared:
         span = min(spans)
         out["util"] = utilization(setup, clients, list(range(n)), span)
+        out["util_late"] = utilization(setup, clients, list(range(n)), span, LATE_S)
         admitted = [sum(1 for t, ok, _ in c.sends if ok and t < span) for c in clients]
         out["fair"] = jain(admitted)
         if setup.processes:
             out["throttled"] = max(100 * c.rejects / max(1, c.attempts) for c in clients)
     else:
         out["util"] = min(utilization(setup, clients, [i], spans[i]) for i in range(n))
+        out["util_late"] = min(utilization(setup, clients, [i], spans[i], LATE_S) for i in range(n))
         out["fair"] = None
     out["down"], out["up"] = recovery(setup, clients)
     out["waited"] = sum(1 for c in clients for h in c.hints.values() if h >= 5.0) / sum(c.photos for c in clients)

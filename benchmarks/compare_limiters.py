@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import statistics
 import subprocess
 import sys
 import time
@@ -33,7 +34,7 @@ from hotdogbench_core.sim.capmodel import FakeClock, simulate  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 MODULE = "hotdogbench_core/limit/paced.py"
-HEADER = ["family", "version", "misses"] + bf.HEADER[2:8]  # (the columns of family_row)
+HEADER = ["family", "version", "misses"] + bf.HEADER[2:8] + [f"util after {bf.LATE_S:.0f} s med", "worst"]
 
 
 def source(version: str) -> str:
@@ -78,9 +79,12 @@ def run_version(text: str, jobs: list, workers: int) -> list[dict]:
 
 
 def family_row(rows: list[dict]) -> list:
-    """bench_families' summary of one family's draws: misses, then utilization, throttled and fairness."""
+    """bench_families' summary of one family's draws: misses, utilization, throttled and fairness; then utilization
+    after the start (LATE_S past the ramp), median and worst."""
     summary = bf.summarize(rows)
-    return [summary[bf.HEADER.index("misses") - 2]] + summary[:6]
+    late = [r["util_late"] for r in rows if not math.isnan(r["util_late"])]
+    return [summary[bf.HEADER.index("misses") - 2]] + summary[:6] + \
+        ([f"{statistics.median(late):.1f}", f"{min(late):.1f}"] if late else ["-", "-"])
 
 
 def moved_by(base: dict, variant: dict) -> float:

@@ -34,7 +34,8 @@ from hotdogbench_core.sim.capmodel import FakeClock, simulate  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 MODULE = "hotdogbench_core/limit/paced.py"
-HEADER = ["family", "version", "misses"] + bf.HEADER[2:8] + [f"util after {bf.LATE_S:.0f} s med", "worst"]
+SHOWN = slice(0, 6)  # of bench_families.summarize's columns (bf.HEADER[2:]): utilization, throttled, fairness
+HEADER = ["family", "version", "misses"] + bf.HEADER[2:][SHOWN] + [f"util after {bf.LATE_S:.0f} s med", "worst"]
 
 
 def source(version: str) -> str:
@@ -83,7 +84,7 @@ def family_row(rows: list[dict]) -> list:
     after the start (LATE_S past the ramp), median and worst."""
     summary = bf.summarize(rows)
     late = [r["util_late"] for r in rows if not math.isnan(r["util_late"])]
-    return [summary[bf.HEADER.index("misses") - 2]] + summary[:6] + \
+    return [summary[bf.HEADER.index("misses") - 2]] + summary[SHOWN] + \
         ([f"{statistics.median(late):.1f}", f"{min(late):.1f}"] if late else ["-", "-"])
 
 

@@ -3,30 +3,32 @@
 A cap refuses what goes over it, so the limiter runs loss-based control (AIMD, Chiu and Jain 1989: what converges to
 a fair share of a shared cap) with CUBIC's probe and BBR's pacing. Sends are paced at a rate R; slow start doubles
 an unpaced window per round trip. A refusal near R's last ceiling is the cap: R is cut to BETA x the lesser of R and
-what the server took lately. Under the ceiling, refusals no more than chance allows at the share refused there
-lately are noise; a 402 in-flight budget is never a rate. Refusals above every in-flight level the server took are
-an in-flight cap (at or above a reading of 2 or more, so are refusals at a level more often refused than taken: a
-loaded client hears answers late, so it counts more in flight than the server): the window W is set under them (a
-first reading is retested after a round trip; a refusal under a reading says it was a rate's), and a first reading
-brings R down to what was taken (a bucket with no burst refuses two sends closer than 1 / its rate, which a pace
-over what W lets through would send at every probe of W). R climbs back to its ceiling in PROBE_SENDS sends (at most
-PROBE_MAX_S, at least an eighth of them), then past it, doubling (never faster than 1 / BETA per refusal latency); W
-likewise, one more, two, four...; both to at most HEADROOM x what was taken. REFUSED refusals in a row are a spent
-quota or a pause: one probe at a time, backing off to BACKOFF_MAX_S (or a quarter of the last spent quota's
-refusal); a refusal that outlasted the open stretch before it was a quota spent early, and R becomes what the server
-took over that cycle; within QUOTA_CYCLES of them from its refill, a first refusal is that quota spent again and
-pauses at once. A server's Retry-After (or reset hint) may bring a probe forward, until a probe it timed is refused
-(a fixed one is often wrong): then never again; two refusals of a pause that name one clock time, or one that names
-its quota (OpenRouter's free-models-per-min), name a quota's reset, and the next probe waits for it. Refusals of
-sends from before a cut move nothing; failures and drops move nothing. On a key (limit/key.py) a model's first cut
-is at least an equal share of what the key took, and once the cap is seen to be the key's, the key's limiter decides
-for every model. Every change goes into a bounded history with its reason.
+what the server took lately (past the ceiling, of a server that never took two sends as close as one it refused, the
+pace of the two sends before it, if more: a bucket with no burst's rate). Under the ceiling, refusals no more than
+chance allows at the share refused there lately are noise; a 402 in-flight budget is never a rate. Refusals above
+every in-flight level the server took are an in-flight cap (at or above a reading of 2 or more, so are refusals at a
+level more often refused than taken: a loaded client hears answers late, so it counts more in flight than the
+server): the window W is set under them (a first reading is retested after a round trip; a refusal under a reading
+says it was a rate's), and a first reading brings R down to what was taken (a bucket with no burst refuses two sends
+closer than 1 / its rate, which a pace over what W lets through would send at every probe of W). R climbs back to
+its ceiling in PROBE_SENDS sends (at most PROBE_MAX_S, at least an eighth of them), then past it, doubling (never
+faster than 1 / BETA per refusal latency); W likewise, one more, two, four...; both to at most HEADROOM x what was
+taken. REFUSED refusals in a row are a spent quota or a pause: one probe at a time, backing off to BACKOFF_MAX_S (or
+a quarter of the last spent quota's refusal); a refusal that outlasted the open stretch before it was a quota spent
+early, and R becomes what the server took over that cycle; within QUOTA_CYCLES of them from its refill, a first
+refusal is that quota spent again and pauses at once. A server's Retry-After (or reset hint) may bring a probe
+forward, until a probe it timed is refused (a fixed one is often wrong): then never again; two refusals of a pause
+that name one clock time, or one that names its quota (OpenRouter's free-models-per-min), name a quota's reset, and
+the next probe waits for it. Refusals of sends from before a cut move nothing; failures and drops move nothing. On a
+key (limit/key.py) a model's first cut is at least an equal share of what the key took, and once the cap is seen to
+be the key's, the key's limiter decides for every model. Every change goes into a bounded history with its reason.
 """
 from __future__ import annotations
 
 import math
 import time
 from collections import deque
+from itertools import pairwise
 from typing import Callable
 
 from ..protocol.answers import names_quota
@@ -90,6 +92,7 @@ class PacedLimiter(LimitHistory):
         self._open_t, self._open_sends, self._open_refused = clock(), 0, 0  # since the last refusal ended
         self._rtt, self._first = 1.0, math.inf  # the latest answer's latency; the first send
         self._changed = -math.inf  # the last cut: refusals of requests sent before it show are old news
+        self._no_burst = True  # the server never took two sends as close as one it refused (_spacing)
         self._noise = 0.0  # the share of sends refused under the ceiling, over about 4 x PROBE_SENDS
 
     @property
@@ -286,8 +289,9 @@ class PacedLimiter(LimitHistory):
                 self._w_ceiling = max(self._w_ceiling, self.HEADROOM * self._seen)
             if not tag.startswith("402"):  # an in-flight budget (OpenRouter's 402): a count out, never a rate
                 rate = self.rate(now)
-                if not self._noise_now(rate):
-                    self._cut(now, min(rate, self.taken_rate(now, recent=True)), f"cut {tag}")  # a rate cap
+                if not self._noise_now(rate):  # a rate cap: cut from what was taken, or past the ceiling from
+                    measure = max(self.taken_rate(now, recent=True), self._spacing(sent_at))  # a bucket's spacing
+                    self._cut(now, min(rate, measure), f"cut {tag}")
 
     def _pause(self, now: float, sent_at: float, tag: str, retry_after: float | None) -> None:
         """Refused in a row: the next probe waits a back-off (or a server's hint, while trusted)."""
@@ -342,6 +346,23 @@ class PacedLimiter(LimitHistory):
         since = max(self._taken[0][0] if self._taken else -math.inf, self._refusals[0][0])
         taken = sum(1 for t, lvl in self._taken if t >= since and lvl == level)
         return sum(1 for t, _, lvl in self._refusals if t >= since and lvl == level) > max(taken, 2)
+
+    def _spacing(self, sent_at: float) -> float:
+        """A bucket with no burst (nginx's default) takes a send 1 / its rate after the last it took, and refuses
+        any sooner: the pace of the two sends before the first it refused past the ceiling is its rate, which what
+        was taken lately, measured over a round trip of the probe's climb, understates. 0 where either of them, or a
+        send since, was refused, and for good once the server took two sends as close as one it refused (it keeps a
+        burst, spent by the probe: the spacing overstates its rate)."""
+        refused = [t for t, *_ in self._refusals]
+        sends = [t for t in self._sends if t < sent_at]
+        last_taken = next((t for t in reversed(sends) if t not in refused), -math.inf)
+        taken = sorted(t for t, _ in self._taken)
+        if any(b - a <= sent_at - last_taken for a, b in pairwise(taken)):
+            self._no_burst = False
+        if not self._no_burst or len(sends) < 2 or any(t >= sends[-2] for t in refused[:-1]):
+            return 0.0
+        pace = 1.0 / max(sends[-1] - sends[-2], 1e-6)
+        return pace if pace > self._r_ceiling else 0.0
 
     def _noise_now(self, rate: float) -> bool:
         """Under the ceiling, a refusal no more than chance allows at the share refused there lately is noise: it

@@ -3,25 +3,26 @@
 A cap refuses what goes over it, so the limiter runs loss-based control (AIMD, Chiu and Jain 1989: what converges to
 a fair share of a shared cap) with CUBIC's probe and BBR's pacing. Sends are paced at a rate R; slow start doubles
 an unpaced window per round trip. A refusal near R's last ceiling is the cap: R is cut to BETA x the lesser of R and
-what the server took lately (past the ceiling, of a server that never took two sends as close as one it refused, the
-pace of the two sends before it, if more: a bucket with no burst's rate). Under the ceiling, refusals no more than
-chance allows at the share refused there lately are noise; a 402 in-flight budget is never a rate. Refusals above
-every in-flight level the server took are an in-flight cap (at or above a reading of 2 or more, so are refusals at a
-level more often refused than taken: a loaded client hears answers late, so it counts more in flight than the
-server): the window W is set under them (a first reading is retested after a round trip; a refusal under a reading
-says it was a rate's), and a first reading brings R down to what was taken (a bucket with no burst refuses two sends
-closer than 1 / its rate, which a pace over what W lets through would send at every probe of W). R climbs back to
-its ceiling in PROBE_SENDS sends (at most PROBE_MAX_S, at least an eighth of them), then past it, doubling (never
-faster than 1 / BETA per refusal latency); W likewise, one more, two, four...; both to at most HEADROOM x what was
-taken. REFUSED refusals in a row are a spent quota or a pause: one probe at a time, backing off to BACKOFF_MAX_S (or
-a quarter of the last spent quota's refusal); a refusal that outlasted the open stretch before it was a quota spent
-early, and R becomes what the server took over that cycle; within QUOTA_CYCLES of them from its refill, a first
-refusal is that quota spent again and pauses at once. A server's Retry-After (or reset hint) may bring a probe
-forward, until a probe it timed is refused (a fixed one is often wrong): then never again; two refusals of a pause
-that name one clock time, or one that names its quota (OpenRouter's free-models-per-min), name a quota's reset, and
-the next probe waits for it. Refusals of sends from before a cut move nothing; failures and drops move nothing. On a
-key (limit/key.py) a model's first cut is at least an equal share of what the key took, and once the cap is seen to
-be the key's, the key's limiter decides for every model. Every change goes into a bounded history with its reason.
+what the server took lately (or, past the ceiling, the pace of the two sends before the refused one, if more, while
+every refusal came sooner after the last send taken than any two taken came: a bucket with no burst, whose rate that
+pace is). Under the ceiling, refusals no more than chance allows at the share refused there lately are noise; a 402
+in-flight budget is never a rate. Refusals above every in-flight level the server took are an in-flight cap (but a
+bucket with no burst's, as above; at or above a reading of 2 or more, so are refusals at a level more often refused
+than taken: a loaded client hears answers late, so it counts more in flight than the server): the window W is set
+under them (a first reading is retested after a round trip; a refusal under a reading says it was a rate's), and a
+first reading brings R down to what was taken (a bucket with no burst refuses two sends closer than 1 / its rate,
+which a pace over what W lets through would send at every probe of W). R climbs back to its ceiling in PROBE_SENDS
+sends (at most PROBE_MAX_S, at least an eighth of them), then past it, doubling (never faster than 1 / BETA per
+refusal latency); W likewise, one more, two, four...; both to at most HEADROOM x what was taken. REFUSED refusals in
+a row are a spent quota or a pause: one probe at a time, backing off to BACKOFF_MAX_S (or a quarter of the last
+spent quota's refusal); a refusal that outlasted the open stretch before it was a quota spent early, and R becomes
+what the server took over that cycle; within QUOTA_CYCLES of them from its refill, a first refusal is that quota
+spent again and pauses at once. A server's Retry-After (or reset hint) may bring a probe forward, until a probe it
+timed is refused (a fixed one is often wrong): then never again; two refusals of a pause that name one clock time,
+or one that names its quota (OpenRouter's free-models-per-min), name a quota's reset, and the next probe waits for
+it. Refusals of sends from before a cut move nothing; failures and drops move nothing. On a key (limit/key.py) a
+model's first cut is at least an equal share of what the key took, and once the cap is seen to be the key's, the
+key's limiter decides for every model. Every change goes into a bounded history with its reason.
 """
 from __future__ import annotations
 
@@ -266,6 +267,7 @@ class PacedLimiter(LimitHistory):
         between = sum(1 for t in self._sends if self._refused_at < t < min(sent_at, old))  # taken, after the last
         #                                                                                       refused send
         self._refusals.append((sent_at, now, level))
+        spaced = self._spaced(sent_at)  # a bucket with no burst's refusal: not an in-flight cap's
         self._open_refused += sent_at >= self._open_t
         self._refused_at, self._last_refusal = max(self._refused_at, sent_at), now
         if sent_at < self._changed and not self.refused:
@@ -279,7 +281,8 @@ class PacedLimiter(LimitHistory):
         self._refusal_s = max(self._refusal_s, now - sent_at) if self._in_row > 1 else now - sent_at
         if self._in_row >= self.REFUSED:  # refused: probes back off, one at a time
             self._pause(now, sent_at, tag, retry_after)
-        elif level > 1 and (level > self._seen or level >= self._w_read > 1 and self._mostly_refused(level)):
+        elif level > 1 and not spaced and (level > self._seen or
+                                           level >= self._w_read > 1 and self._mostly_refused(level)):
             self._read_window(now, level, tag)  # above every level lately taken, or at or above a reading of 2
             #  or more, at a level more often refused than taken: an in-flight cap (a reading of 1 is most often a
             #  rate cap's burst: its level 2 is sent only by the window's probes, at the pace, and refused by a rate)
@@ -347,18 +350,24 @@ class PacedLimiter(LimitHistory):
         taken = sum(1 for t, lvl in self._taken if t >= since and lvl == level)
         return sum(1 for t, _, lvl in self._refusals if t >= since and lvl == level) > max(taken, 2)
 
+    def _spaced(self, sent_at: float) -> bool:
+        """Every refusal so far came sooner after the last send taken than any two taken came (two taken at least):
+        a bucket with no burst, which refuses a send sooner than 1 / its rate after the last it took. Once one did
+        not (two taken as close as one refused: a burst, or an in-flight cap), never again."""
+        refused = [t for t, *_ in self._refusals]
+        last_taken = next((t for t in reversed(self._sends) if t < sent_at and t not in refused), -math.inf)
+        taken = sorted(t for t, _ in self._taken)
+        if any(b - a <= sent_at - last_taken for a, b in pairwise(taken)):
+            self._no_burst = False
+        return self._no_burst and len(taken) >= 2
+
     def _spacing(self, sent_at: float) -> float:
         """A bucket with no burst (nginx's default) takes a send 1 / its rate after the last it took, and refuses
         any sooner: the pace of the two sends before the first it refused past the ceiling is its rate, which what
         was taken lately, measured over a round trip of the probe's climb, understates. 0 where either of them, or a
-        send since, was refused, and for good once the server took two sends as close as one it refused (it keeps a
-        burst, spent by the probe: the spacing overstates its rate)."""
+        send since, was refused, or once the server was seen to keep a burst (_spaced)."""
         refused = [t for t, *_ in self._refusals]
         sends = [t for t in self._sends if t < sent_at]
-        last_taken = next((t for t in reversed(sends) if t not in refused), -math.inf)
-        taken = sorted(t for t, _ in self._taken)
-        if any(b - a <= sent_at - last_taken for a, b in pairwise(taken)):
-            self._no_burst = False
         if not self._no_burst or len(sends) < 2 or any(t >= sends[-2] for t in refused[:-1]):
             return 0.0
         pace = 1.0 / max(sends[-1] - sends[-2], 1e-6)

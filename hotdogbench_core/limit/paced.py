@@ -93,7 +93,7 @@ class PacedLimiter(LimitHistory):
         self._open_t, self._open_sends, self._open_refused = clock(), 0, 0  # since the last refusal ended
         self._rtt, self._first = 1.0, math.inf  # the latest answer's latency; the first send
         self._changed = -math.inf  # the last cut: refusals of requests sent before it show are old news
-        self._no_burst = True  # the server never took two sends as close as one it refused (_spacing)
+        self._no_burst = True  # the server never took two sends as close as one it refused (_spaced)
         self._noise = 0.0  # the share of sends refused under the ceiling, over about 4 x PROBE_SENDS
 
     @property

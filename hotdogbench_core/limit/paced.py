@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 import time
+from bisect import bisect_right
 from collections import deque
 from itertools import pairwise
 from typing import Callable
@@ -350,14 +351,21 @@ class PacedLimiter(LimitHistory):
         taken = sum(1 for t, lvl in self._taken if t >= since and lvl == level)
         return sum(1 for t, _, lvl in self._refusals if t >= since and lvl == level) > max(taken, 2)
 
+    def _sent(self, t: float) -> float:
+        """When a request the runner measured as sent at `t` was started here (its latency is the HTTP exchange's,
+        which begins a little after start(): matched to the last start at or before it, give or take a microsecond
+        of rounding)."""
+        i = bisect_right(self._sends, t + 1e-6) - 1
+        return self._sends[i] if i >= 0 else t
+
     def _spaced(self, sent_at: float) -> bool:
         """Every refusal so far came sooner after the last send taken than any two taken came (two taken at least):
         a bucket with no burst, which refuses a send sooner than 1 / its rate after the last it took. Once one did
         not (two taken as close as one refused: a burst, or an in-flight cap), never again."""
-        refused = [t for t, *_ in self._refusals]
-        last_taken = next((t for t in reversed(self._sends) if t < sent_at and t not in refused), -math.inf)
-        taken = sorted(t for t, _ in self._taken)
-        if any(b - a <= sent_at - last_taken for a, b in pairwise(taken)):
+        own, refused = self._sent(sent_at), {self._sent(t) for t, *_ in self._refusals}
+        last_taken = next((t for t in reversed(self._sends) if t < own and t not in refused), -math.inf)
+        taken = sorted(self._sent(t) for t, _ in self._taken)
+        if any(b - a <= own - last_taken for a, b in pairwise(taken)):
             self._no_burst = False
         return self._no_burst and len(taken) >= 2
 
@@ -366,9 +374,10 @@ class PacedLimiter(LimitHistory):
         any sooner: the pace of the two sends before the first it refused past the ceiling is its rate, which what
         was taken lately, measured over a round trip of the probe's climb, understates. 0 where either of them, or a
         send since, was refused, or once the server was seen to keep a burst (_spaced)."""
-        refused = [t for t, *_ in self._refusals]
-        sends = [t for t in self._sends if t < sent_at]
-        if not self._no_burst or len(sends) < 2 or any(t >= sends[-2] for t in refused[:-1]):
+        own = self._sent(sent_at)
+        sends = [t for t in self._sends if t < own]
+        if not self._no_burst or len(sends) < 2 or \
+                any(self._sent(t) >= sends[-2] for t, *_ in list(self._refusals)[:-1]):
             return 0.0
         pace = 1.0 / max(sends[-1] - sends[-2], 1e-6)
         return pace if pace > self._r_ceiling else 0.0

@@ -381,6 +381,25 @@ def test_refusals_closer_than_any_two_taken_do_not_read_an_in_flight_cap():
     assert readings and max(readings) < 2 * 0.76, readings
 
 
+def test_a_refusal_is_matched_to_its_own_send_when_its_latency_began_after_it():
+    # The runner measures latency over the HTTP exchange, which begins a little after start(): a refusal's send
+    # time (its answer less its latency) falls just after its own start. Taken for a send before it, every refusal
+    # looked tight, a bucket with no burst's, and an in-flight cap of 3 over HTTP (tests/run/
+    # test_loaded_client.py) was never read: 57.7% of it used in CI, 79% matched.
+    lim, clock = make(8, 256)
+    first = lim.start()
+    clock.advance(0.1)
+    second = lim.start()
+    clock.advance(0.2)
+    lim.finish("success", 0.3, sent_in_flight=first)
+    lim.finish("success", 0.2, sent_in_flight=second)  # two taken 0.1 s apart
+    clock.advance(0.4)
+    third = lim.start()  # 0.4 s after the last taken
+    clock.advance(0.01)
+    lim.finish("rate", 0.01 - 0.001, "429", None, third)  # its exchange began 1 ms after start()
+    assert not lim._spaced(clock() - 0.009)  # refused wider apart than two taken: no bucket with no burst
+
+
 def cut_paces(family, seed, after_s=1.0):
     """The pace right after each cut of a draw's rate (BETA x the ceiling the cut set), past its first `after_s`."""
     clock = FakeClock(0.0)

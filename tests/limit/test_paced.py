@@ -359,11 +359,7 @@ def test_a_bucket_with_no_burst_is_not_read_as_an_in_flight_cap():
     # again: 22.5% of the cap for the whole run.
     r = run_family("strict", 87)
     assert r["util"] >= 68, r  # 70.7%
-    d = bf.draw("strict", 87)
-    clock = FakeClock(0.0)
-    clients = bf.make_clients("adaptive", d.make(), clock)
-    simulate(clients, clock, seed=87, until=1500.0)
-    history = clients[0].limiter.history
+    history = drawn_clients("strict", 87)[0].limiter.history
     assert max(c.limit for c in history if c.t < 10) >= 4
     assert all(c.rate is None or c.rate <= 7.29 for c in history if c.reason.startswith("window 429"))
 
@@ -373,11 +369,7 @@ def test_refusals_closer_than_any_two_taken_do_not_read_an_in_flight_cap():
     # any two taken came, as a bucket with no burst's do (an in-flight cap, or a burst, takes sends that close);
     # read as an in-flight cap of 1 at 2.2 s and 34 s, each cut the pace to what that window let through: 50.0% of
     # the cap used. Only the start's, before two sends were taken, may read one now.
-    d = bf.draw("strict", 57)
-    clock = FakeClock(0.0)
-    clients = bf.make_clients("adaptive", d.make(), clock)
-    simulate(clients, clock, seed=57, until=1500.0)
-    readings = [c.t for c in clients[0].limiter.history if c.reason.startswith("window 429")]
+    readings = [c.t for c in drawn_clients("strict", 57)[0].limiter.history if c.reason.startswith("window 429")]
     assert readings and max(readings) < 2 * 0.76, readings
 
 
@@ -400,12 +392,18 @@ def test_a_refusal_is_matched_to_its_own_send_when_its_latency_began_after_it():
     assert not lim._spaced(clock() - 0.009)  # refused wider apart than two taken: no bucket with no burst
 
 
-def cut_paces(family, seed, after_s=1.0):
-    """The pace right after each cut of a draw's rate (BETA x the ceiling the cut set), past its first `after_s`."""
+def drawn_clients(family, seed):
+    """One draw of a family run to its end under the default limiter, as bench_families runs it: its clients (each
+    with its limiter and its sends)."""
     clock = FakeClock(0.0)
     clients = bf.make_clients("adaptive", bf.draw(family, seed).make(), clock)
     simulate(clients, clock, seed=seed, until=1500.0)
-    return [c.rate for c in clients[0].limiter.history if c.reason == "cut 429" and c.t > after_s]
+    return clients
+
+
+def cut_paces(family, seed, after_s=1.0):
+    """The pace right after each cut of a draw's rate (BETA x the ceiling the cut set), past its first `after_s`."""
+    return [c.rate for c in drawn_clients(family, seed)[0].limiter.history if c.reason == "cut 429" and c.t > after_s]
 
 
 def test_a_bucket_with_no_burst_is_cut_from_its_spacing():
@@ -923,11 +921,7 @@ def test_a_free_models_minute_quota_named_on_the_key_paces_the_key():
     # it the start's sends past the quota, before any refusal came back; 3.8% and 6.1% when each model paused at a
     # refusal of its own)
     for seed, k, most in ((0, 2, 2.5), (5, 4, 6.5)):
-        d = bf.draw("free", seed)
-        setup = d.make()
-        clock = FakeClock(0.0)
-        clients = bf.make_clients("adaptive", setup, clock)
-        simulate(clients, clock, seed=seed, until=1500.0)
+        clients = drawn_clients("free", seed)
         key = clients[0].limiter.key
         assert len(clients) == k and key.shared and key.limiter.max_rate == pytest.approx(19 / 60)
         r = run_family("free", seed)
@@ -951,12 +945,7 @@ def test_a_refusal_naming_its_quota_pauses_every_member_of_the_key():
 
 def test_caps_of_their_own_are_not_taken_for_the_key_s():
     for seed in range(10):
-        d = bf.draw("own", seed)
-        setup = d.make()
-        clock = FakeClock(0.0)
-        clients = bf.make_clients("adaptive", setup, clock)
-        simulate(clients, clock, seed=seed, until=1500.0)
-        assert not clients[0].limiter.key.shared, d.describe()
+        assert not drawn_clients("own", seed)[0].limiter.key.shared, bf.draw("own", seed).describe()
 
 
 def test_a_cut_to_nothing_taken_keeps_a_probe_pace():

@@ -3,26 +3,27 @@
 A cap refuses what goes over it, so the limiter runs loss-based control (AIMD, Chiu and Jain 1989: what converges to
 a fair share of a shared cap) with CUBIC's probe and BBR's pacing. Sends are paced at a rate R; slow start doubles
 an unpaced window per round trip. A refusal near R's last ceiling is the cap: R is cut to BETA x the lesser of R and
-what the server took lately (or, past the ceiling, the pace of the two sends before the refused one, if more, while
-every refusal came sooner after the last send taken than any two taken came: a bucket with no burst, whose rate that
-pace is). Under the ceiling, refusals no more than chance allows at the share refused there lately are noise; a 402
-in-flight budget is never a rate. Refusals above every in-flight level the server took are an in-flight cap (but a
-bucket with no burst's, as above; at or above a reading of 2 or more, so are refusals at a level more often refused
-than taken: a loaded client hears answers late, so it counts more in flight than the server): the window W is set
-under them (a first reading is retested after a round trip; a refusal under a reading says it was a rate's), and a
-first reading brings R down to what was taken (a bucket with no burst refuses two sends closer than 1 / its rate,
-which a pace over what W lets through would send at every probe of W). R climbs back to its ceiling in PROBE_SENDS
-sends (at most PROBE_MAX_S, at least an eighth of them), then past it, doubling (never faster than 1 / BETA per
-refusal latency); W likewise, one more, two, four...; both to at most HEADROOM x what was taken. REFUSED refusals in
-a row are a spent quota or a pause: one probe at a time, backing off to BACKOFF_MAX_S (or a quarter of the last
-spent quota's refusal); a refusal that outlasted the open stretch before it was a quota spent early, and R becomes
-what the server took over that cycle; within QUOTA_CYCLES of them from its refill, a first refusal is that quota
-spent again and pauses at once. A server's Retry-After (or reset hint) may bring a probe forward, until a probe it
-timed is refused (a fixed one is often wrong): then never again; two refusals of a pause that name one clock time,
-or one that names its quota (OpenRouter's free-models-per-min), name a quota's reset, and the next probe waits for
-it. Refusals of sends from before a cut move nothing; failures and drops move nothing. On a key (limit/key.py) a
-model's first cut is at least an equal share of what the key took, and once the cap is seen to be the key's, the
-key's limiter decides for every model. Every change goes into a bounded history with its reason.
+what the server took lately (or the rate of the refused send's spacing from the last send taken, if more, while
+every refusal came sooner after it than any two taken came: a bucket with no burst, whose rate is under that). Under
+the ceiling, refusals no more than chance allows at the share refused there lately are noise; a 402 in-flight budget
+is never a rate. Refusals above every in-flight level the server took are an in-flight cap (but a bucket with no
+burst's, as above; at or above a reading of 2 or more, so are refusals at a level more often refused than taken: a
+loaded client hears answers late, so it counts more in flight than the server): the window W is set under them (a
+first reading is retested after a round trip; a refusal under a reading says it was a rate's), and a first reading
+brings R down to what was taken (a bucket with no burst refuses two sends closer than 1 / its rate, which a pace
+over what W lets through would send at every probe of W). R climbs back to its ceiling in PROBE_SENDS sends (at most
+PROBE_MAX_S, at least an eighth of them; two round trips before the first cut while no burst was taken: the start's
+reading of a bucket with no burst is no rate), then past it, doubling (never faster than 1 / BETA per refusal
+latency); W likewise, one more, two, four...; both to at most HEADROOM x what was taken. REFUSED refusals in a row
+are a spent quota or a pause: one probe at a time, backing off to BACKOFF_MAX_S (or a quarter of the last spent
+quota's refusal); a refusal that outlasted the open stretch before it was a quota spent early, and R becomes what
+the server took over that cycle; within QUOTA_CYCLES of them from its refill, a first refusal is that quota spent
+again (but a bucket with no burst's) and pauses at once. A server's Retry-After (or reset hint) may bring a probe
+forward, until a probe it timed is refused (a fixed one is often wrong): then never again; two refusals of a pause
+that name one clock time, or one that names its quota (OpenRouter's free-models-per-min), name a quota's reset, and
+the next probe waits for it. Refusals of sends from before a cut move nothing; failures and drops move nothing. On a
+key (limit/key.py) a model's first cut is at least an equal share of what the key took, and once the cap is seen to
+be the key's, the key's limiter decides for every model. Every change goes into a bounded history with its reason.
 """
 from __future__ import annotations
 
@@ -30,7 +31,6 @@ import math
 import time
 from bisect import bisect_right
 from collections import deque
-from itertools import pairwise
 from typing import Callable
 
 from ..protocol.answers import names_quota
@@ -94,7 +94,10 @@ class PacedLimiter(LimitHistory):
         self._open_t, self._open_sends, self._open_refused = clock(), 0, 0  # since the last refusal ended
         self._rtt, self._first = 1.0, math.inf  # the latest answer's latency; the first send
         self._changed = -math.inf  # the last cut: refusals of requests sent before it show are old news
-        self._no_burst = True  # the server never took two sends as close as one it refused (_spaced)
+        self._cut_yet = False  # a refusal has cut the rate (before one, a ceiling is the start's reading)
+        self._taken_apart, self._refused_apart = math.inf, 0.0  # the closest two sends taken; the widest spacing
+        #                                                          of a refusal from the last send taken (_apart)
+        self._no_burst = True  # the server never took two sends as close as one it refused (_apart)
         self._noise = 0.0  # the share of sends refused under the ceiling, over about 4 x PROBE_SENDS
 
     @property
@@ -119,13 +122,18 @@ class PacedLimiter(LimitHistory):
 
     def _k(self, per_s: float) -> float:
         """Seconds of a probe cycle at `per_s` requests per second: PROBE_SENDS of them, at most PROBE_MAX_S, but an
-        eighth of them at least once that many were taken (at a cap of a request a second or less, PROBE_MAX_S spans
-        a few sends, and each probe costs a refusal; a pace guessed from fewer, or near max_rate, climbs at once);
+        eighth of them at least once that many were taken, or a bucket with no burst was cut (at a cap of a request
+        a second or less, PROBE_MAX_S spans a few sends, and each probe costs a refusal; a pace guessed from fewer,
+        or near max_rate, climbs at once);
         and at least so long that while a refusal is on its way (a loaded gateway's are as slow as its answers) the
-        probe past the ceiling, doubling every k/2, grows the rate by no more than a cut takes off (1 / BETA)."""
-        slow = len(self._taken) >= self.PROBE_SENDS / 8 and per_s < self.BETA * self.max_rate
+        probe past the ceiling, doubling every k/2, grows the rate by no more than a cut takes off (1 / BETA). Before
+        the first cut, while the server took no burst, two round trips: the start's sends at once met a bucket with no
+        burst, whose one taken of them read as a spent quota is no rate; past it, the pace doubles per round trip."""
+        slow = (len(self._taken) >= self.PROBE_SENDS / 8 or self._no_burst and self._cut_yet) and \
+            per_s < self.BETA * self.max_rate
         sends = max(min(self.PROBE_MAX_S * per_s, self.PROBE_SENDS), self.PROBE_SENDS / 8 if slow else 0)
-        return max(sends / max(per_s, 1e-3), 2 / math.log2(1 / self.BETA) * self._refusal_s)
+        cycle = 2 * self._rtt if self._no_burst and not self._cut_yet else sends / max(per_s, 1e-3)
+        return max(cycle, 2 / math.log2(1 / self.BETA) * self._refusal_s)
 
     def _curve(self, ceiling: float, t_set: float, now: float, k: float) -> float:
         """CUBIC's probe: BETA x ceiling when set, back at the ceiling after k seconds, then ever faster."""
@@ -232,6 +240,9 @@ class PacedLimiter(LimitHistory):
                 self._w_ceiling = float(level)
         elif dropped == self._seen:
             self._seen = max(lvl for _, lvl in taken)
+        if self._no_burst:
+            own = self._sent(sent_at)
+            self._apart(taken=min((abs(self._sent(t) - own) for t, _ in list(taken)[:-1]), default=math.inf))
         if sent_at < self._refused_at:
             return  # sent before the last refusal: it says nothing about the server now
         if self.refused:
@@ -268,7 +279,7 @@ class PacedLimiter(LimitHistory):
         between = sum(1 for t in self._sends if self._refused_at < t < min(sent_at, old))  # taken, after the last
         #                                                                                       refused send
         self._refusals.append((sent_at, now, level))
-        spaced = self._spaced(sent_at)  # a bucket with no burst's refusal: not an in-flight cap's
+        gap = self._refused_gap(sent_at)  # a bucket with no burst's refusal (not an in-flight cap's): its spacing
         self._open_refused += sent_at >= self._open_t
         self._refused_at, self._last_refusal = max(self._refused_at, sent_at), now
         if sent_at < self._changed and not self.refused:
@@ -277,12 +288,13 @@ class PacedLimiter(LimitHistory):
         if self._in_row == 1:
             self._refused_since = now
             self._named = names_quota(tag)  # a quota the server named: spent, whatever came before
-            if level <= max(self._seen, 1) and now - self._open_t < self.QUOTA_CYCLES * self._cycle_s or self._named:
-                self._in_row, self._early = self.REFUSED, 1  # the quota spent again (not an in-flight cap): pause
+            if level <= max(self._seen, 1) and now - self._open_t < self.QUOTA_CYCLES * self._cycle_s and \
+                    gap is None or self._named:  # the quota spent again (not an in-flight cap, nor a bucket with
+                self._in_row, self._early = self.REFUSED, 1  # no burst, which a quota's refill would take): pause
         self._refusal_s = max(self._refusal_s, now - sent_at) if self._in_row > 1 else now - sent_at
         if self._in_row >= self.REFUSED:  # refused: probes back off, one at a time
             self._pause(now, sent_at, tag, retry_after)
-        elif level > 1 and not spaced and (level > self._seen or
+        elif level > 1 and gap is None and (level > self._seen or
                                            level >= self._w_read > 1 and self._mostly_refused(level)):
             self._read_window(now, level, tag)  # above every level lately taken, or at or above a reading of 2
             #  or more, at a level more often refused than taken: an in-flight cap (a reading of 1 is most often a
@@ -293,8 +305,9 @@ class PacedLimiter(LimitHistory):
                 self._w_ceiling = max(self._w_ceiling, self.HEADROOM * self._seen)
             if not tag.startswith("402"):  # an in-flight budget (OpenRouter's 402): a count out, never a rate
                 rate = self.rate(now)
-                if not self._noise_now(rate):  # a rate cap: cut from what was taken, or past the ceiling from
-                    measure = max(self.taken_rate(now, recent=True), self._spacing(sent_at))  # a bucket's spacing
+                if not self._noise_now(rate):  # a rate cap: cut from what was taken, or from the refused send's
+                    spacing = 0.0 if gap is None else 1.0 / max(gap, 1e-6)  # spacing (a bucket with no burst's rate
+                    measure = max(self.taken_rate(now, recent=True), spacing)  # is under it)
                     self._cut(now, min(rate, measure), f"cut {tag}")
 
     def _pause(self, now: float, sent_at: float, tag: str, retry_after: float | None) -> None:
@@ -358,29 +371,24 @@ class PacedLimiter(LimitHistory):
         i = bisect_right(self._sends, t + 1e-6) - 1
         return self._sends[i] if i >= 0 else t
 
-    def _spaced(self, sent_at: float) -> bool:
-        """Every refusal so far came sooner after the last send taken than any two taken came (two taken at least):
-        a bucket with no burst, which refuses a send sooner than 1 / its rate after the last it took. Once one did
-        not (two taken as close as one refused: a burst, or an in-flight cap), never again."""
+    def _refused_gap(self, sent_at: float) -> float | None:
+        """How soon after the last send taken a refused send went, while every refusal came sooner after it than any
+        two taken came (two taken at least): a bucket with no burst, which refuses a send sooner than 1 / its rate
+        after the last it took, so its rate is under 1 / that. None once the server took two sends as close as one
+        it refused (a burst, or an in-flight cap), and for ever after."""
         own, refused = self._sent(sent_at), {self._sent(t) for t, *_ in self._refusals}
         last_taken = next((t for t in reversed(self._sends) if t < own and t not in refused), -math.inf)
-        taken = sorted(self._sent(t) for t, _ in self._taken)
-        if any(b - a <= own - last_taken for a, b in pairwise(taken)):
-            self._no_burst = False
-        return self._no_burst and len(taken) >= 2
+        self._apart(refused=own - last_taken if last_taken > -math.inf else 0.0)
+        return own - last_taken if self._no_burst and self._taken_apart < math.inf else None
 
-    def _spacing(self, sent_at: float) -> float:
-        """A bucket with no burst (nginx's default) takes a send 1 / its rate after the last it took, and refuses
-        any sooner: the pace of the two sends before the first it refused past the ceiling is its rate, which what
-        was taken lately, measured over a round trip of the probe's climb, understates. 0 where either of them, or a
-        send since, was refused, or once the server was seen to keep a burst (_spaced)."""
-        own = self._sent(sent_at)
-        sends = [t for t in self._sends if t < own]
-        if not self._no_burst or len(sends) < 2 or \
-                any(self._sent(t) >= sends[-2] for t, *_ in list(self._refusals)[:-1]):
-            return 0.0
-        pace = 1.0 / max(sends[-1] - sends[-2], 1e-6)
-        return pace if pace > self._r_ceiling else 0.0
+    def _apart(self, taken: float = math.inf, refused: float = 0.0) -> None:
+        """The closest two sends taken and the widest spacing of a refusal from the last send taken: a bucket with
+        no burst keeps the first wider. Once it is not, the start's quick probe (_k) ends where it is."""
+        self._taken_apart, self._refused_apart = min(self._taken_apart, taken), max(self._refused_apart, refused)
+        if self._no_burst and self._taken_apart <= self._refused_apart:
+            self._no_burst = False
+            if not self._cut_yet and not math.isinf(self._r_ceiling):
+                self._r_k = max(self._r_k, self._k(self._r_ceiling))
 
     def _noise_now(self, rate: float) -> bool:
         """Under the ceiling, a refusal no more than chance allows at the share refused there lately is noise: it
@@ -405,6 +413,7 @@ class PacedLimiter(LimitHistory):
         floor = 1 / (4 if ceiling > 0 else 1) / self.BACKOFF_MAX_S  # a send a probe's back-off where nothing was
         self._r_ceiling, self._r_t = max(ceiling, floor), now  # taken (no rate measured), else one in four (a bucket
         #                                                         of 0.2/s is paced under, not over)
+        self._cut_yet = True
         self._r_k, self._changed = self._k(self._r_ceiling), now
         self._tat = now + 1.0 / self.rate(now)
         self._record(now, reason)

@@ -124,11 +124,11 @@ class PacedLimiter(LimitHistory):
         """Seconds of a probe cycle at `per_s` requests per second: PROBE_SENDS of them, at most PROBE_MAX_S, but an
         eighth of them at least once that many were taken, or a bucket with no burst was cut (at a cap of a request
         a second or less, PROBE_MAX_S spans a few sends, and each probe costs a refusal; a pace guessed from fewer,
-        or near max_rate, climbs at once);
-        and at least so long that while a refusal is on its way (a loaded gateway's are as slow as its answers) the
-        probe past the ceiling, doubling every k/2, grows the rate by no more than a cut takes off (1 / BETA). Before
-        the first cut, while the server took no burst, two round trips: the start's sends at once met a bucket with no
-        burst, whose one taken of them read as a spent quota is no rate; past it, the pace doubles per round trip."""
+        or near max_rate, climbs at once); and at least so long that while a refusal is on its way (a loaded
+        gateway's are as slow as its answers) the probe past the ceiling, doubling every k/2, grows the rate by no
+        more than a cut takes off (1 / BETA). Before the first cut, while the server took no burst, two round trips:
+        the start's sends at once met a bucket with no burst, whose one taken of them, read as a spent quota, is no
+        rate; past it, the pace doubles per round trip."""
         slow = (len(self._taken) >= self.PROBE_SENDS / 8 or self._no_burst and self._cut_yet) and \
             per_s < self.BETA * self.max_rate
         sends = max(min(self.PROBE_MAX_S * per_s, self.PROBE_SENDS), self.PROBE_SENDS / 8 if slow else 0)

@@ -14,16 +14,17 @@ brings R down to what was taken (a bucket with no burst refuses two sends closer
 over what W lets through would send at every probe of W). R climbs back to its ceiling in PROBE_SENDS sends (at most
 PROBE_MAX_S, at least an eighth of them; two round trips before the first cut while no burst was taken: the start's
 reading of a bucket with no burst is no rate), then past it, doubling (never faster than 1 / BETA per refusal
-latency); W likewise, one more, two, four...; both to at most HEADROOM x what was taken. REFUSED refusals in a row
-are a spent quota or a pause: one probe at a time, backing off to BACKOFF_MAX_S (or a quarter of the last spent
-quota's refusal); a refusal that outlasted the open stretch before it was a quota spent early, and R becomes what
-the server took over that cycle; within QUOTA_CYCLES of them from its refill, a first refusal is that quota spent
-again (but a bucket with no burst's) and pauses at once. A server's Retry-After (or reset hint) may bring a probe
-forward, until a probe it timed is refused (a fixed one is often wrong): then never again; two refusals of a pause
-that name one clock time, or one that names its quota (OpenRouter's free-models-per-min), name a quota's reset, and
-the next probe waits for it. Refusals of sends from before a cut move nothing; failures and drops move nothing. On a
-key (limit/key.py) a model's first cut is at least an equal share of what the key took, and once the cap is seen to
-be the key's, the key's limiter decides for every model. Every change goes into a bounded history with its reason.
+latency); W likewise, one more, two, four...; both to at most HEADROOM x what was taken (in the quick climb, by the
+last quarter of the sends). REFUSED refusals in a row are a spent quota or a pause: one probe at a time, backing off
+to BACKOFF_MAX_S (or a quarter of the last spent quota's refusal); a refusal that outlasted the open stretch before
+it was a quota spent early, and R becomes what the server took over that cycle; within QUOTA_CYCLES of them from its
+refill, a first refusal is that quota spent again (but a bucket with no burst's) and pauses at once. A server's
+Retry-After (or reset hint) may bring a probe forward, until a probe it timed is refused (a fixed one is often
+wrong): then never again; two refusals of a pause that name one clock time, or one that names its quota
+(OpenRouter's free-models-per-min), name a quota's reset, and the next probe waits for it. Refusals of sends from
+before a cut move nothing; failures and drops move nothing. On a key (limit/key.py) a model's first cut is at least
+an equal share of what the key took, and once the cap is seen to be the key's, the key's limiter decides for every
+model. Every change goes into a bounded history with its reason.
 """
 from __future__ import annotations
 
@@ -158,8 +159,9 @@ class PacedLimiter(LimitHistory):
             return math.inf
         value = self._curve(self._r_ceiling, self._r_t, now, self._r_k)
         top = self.HEADROOM * self._r_ceiling
-        if value >= top:  # far past the old ceiling with nothing refused: a new ceiling, if sends followed
-            if self.taken_rate(now) < self._r_ceiling:
+        if value >= top:  # far past the old ceiling with nothing refused: a new ceiling, if sends followed (in the
+            quick = self._no_burst and not self._cut_yet  # start's quick climb, the last quarter of them: over all of
+            if self.taken_rate(now, recent=quick) < self._r_ceiling:  # them, a round trip's doubling lags a few)
                 return top
             self._r_k = max(self._r_k, self._k(top))  # (a quota's cycle stays the time scale)
             self._r_ceiling, self._r_t = top, now - self._r_k

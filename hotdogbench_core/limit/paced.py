@@ -107,6 +107,8 @@ class PacedLimiter(LimitHistory):
         return max(1, int(self.window()))
 
     refused = property(lambda self: self._in_row >= self.REFUSED)  # refused in a row: probing
+    _quick = property(lambda self: self._no_burst and not self._cut_yet)  # the start's quick climb (_k): before the
+    #                                                                        first cut, while no burst was taken
 
     def taken_rate(self, now: float, recent: bool = False) -> float:
         """Requests per second the server took over the last PROBE_SENDS sends (recent: a quarter of them), a round
@@ -133,7 +135,7 @@ class PacedLimiter(LimitHistory):
         slow = (len(self._taken) >= self.PROBE_SENDS / 8 or self._no_burst and self._cut_yet) and \
             per_s < self.BETA * self.max_rate
         sends = max(min(self.PROBE_MAX_S * per_s, self.PROBE_SENDS), self.PROBE_SENDS / 8 if slow else 0)
-        cycle = 2 * self._rtt if self._no_burst and not self._cut_yet else sends / max(per_s, 1e-3)
+        cycle = 2 * self._rtt if self._quick else sends / max(per_s, 1e-3)
         return max(cycle, 2 / math.log2(1 / self.BETA) * self._refusal_s)
 
     def _curve(self, ceiling: float, t_set: float, now: float, k: float) -> float:
@@ -160,9 +162,8 @@ class PacedLimiter(LimitHistory):
         value = self._curve(self._r_ceiling, self._r_t, now, self._r_k)
         top = self.HEADROOM * self._r_ceiling
         if value >= top:  # far past the old ceiling with nothing refused: a new ceiling, if sends followed (in the
-            quick = self._no_burst and not self._cut_yet  # start's quick climb, the last quarter of them: over all of
-            if self.taken_rate(now, recent=quick) < self._r_ceiling:  # them, a round trip's doubling lags a few)
-                return top
+            if self.taken_rate(now, recent=self._quick) < self._r_ceiling:  # quick climb, the last quarter of them:
+                return top  # over all of them, a round trip's doubling lags a few)
             self._r_k = max(self._r_k, self._k(top))  # (a quota's cycle stays the time scale)
             self._r_ceiling, self._r_t = top, now - self._r_k
             self._record(now, "probe")
@@ -385,11 +386,11 @@ class PacedLimiter(LimitHistory):
 
     def _apart(self, taken: float = math.inf, refused: float = 0.0) -> None:
         """The closest two sends taken and the widest spacing of a refusal from the last send taken: a bucket with
-        no burst keeps the first wider. Once it is not, the start's quick probe (_k) ends where it is."""
+        no burst keeps the first wider. Once it is not, the start's quick climb ends where it is."""
         self._taken_apart, self._refused_apart = min(self._taken_apart, taken), max(self._refused_apart, refused)
         if self._no_burst and self._taken_apart <= self._refused_apart:
-            self._no_burst = False
-            if not self._cut_yet and not math.isinf(self._r_ceiling):
+            quick, self._no_burst = self._quick, False
+            if quick and not math.isinf(self._r_ceiling):
                 self._r_k = max(self._r_k, self._k(self._r_ceiling))
 
     def _noise_now(self, rate: float) -> bool:

@@ -98,7 +98,6 @@ class PacedLimiter(LimitHistory):
         self._cut_yet = False  # a refusal has cut the rate (before one, a ceiling is the start's reading)
         self._taken_apart, self._refused_apart = math.inf, 0.0  # the closest two sends taken; the widest spacing
         #                                                          of a refusal from the last send taken (_apart)
-        self._no_burst = True  # the server never took two sends as close as one it refused (_apart)
         self._noise = 0.0  # the share of sends refused under the ceiling, over about 4 x PROBE_SENDS
 
     @property
@@ -107,6 +106,8 @@ class PacedLimiter(LimitHistory):
         return max(1, int(self.window()))
 
     refused = property(lambda self: self._in_row >= self.REFUSED)  # refused in a row: probing
+    # the server never took two sends as close as one it refused (_apart); once it did, never again
+    _no_burst = property(lambda self: self._taken_apart > self._refused_apart)
     _quick = property(lambda self: self._no_burst and not self._cut_yet)  # the start's quick climb (_k): before the
     #                                                                        first cut, while no burst was taken
 
@@ -387,11 +388,10 @@ class PacedLimiter(LimitHistory):
     def _apart(self, taken: float = math.inf, refused: float = 0.0) -> None:
         """The closest two sends taken and the widest spacing of a refusal from the last send taken: a bucket with
         no burst keeps the first wider. Once it is not, the start's quick climb ends where it is."""
+        quick = self._quick
         self._taken_apart, self._refused_apart = min(self._taken_apart, taken), max(self._refused_apart, refused)
-        if self._no_burst and self._taken_apart <= self._refused_apart:
-            quick, self._no_burst = self._quick, False
-            if quick and not math.isinf(self._r_ceiling):
-                self._r_k = max(self._r_k, self._k(self._r_ceiling))
+        if quick and not self._no_burst and not math.isinf(self._r_ceiling):
+            self._r_k = max(self._r_k, self._k(self._r_ceiling))
 
     def _noise_now(self, rate: float) -> bool:
         """Under the ceiling, a refusal no more than chance allows at the share refused there lately is noise: it

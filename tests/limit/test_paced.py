@@ -475,7 +475,7 @@ def test_the_quick_climb_is_two_round_trips_until_the_first_cut():
     assert lim._k(10.0) == pytest.approx(0.5)  # no burst seen, no cut yet: two round trips
     lim._cut_yet = True
     assert lim._k(10.0) == pytest.approx(6.0)  # 60 sends in PROBE_MAX_S
-    lim._cut_yet, lim._no_burst = False, False
+    lim._cut_yet, lim._taken_apart = False, 0.0  # (two taken at once: a burst)
     assert lim._k(10.0) == pytest.approx(6.0)
 
 

@@ -111,15 +111,13 @@ class PacedLimiter(LimitHistory):
     _quick = property(lambda self: self._no_burst and not self._cut_yet)  # the start's quick climb (_k): before the
     #                                                                        first cut, while no burst was taken
 
-    def taken_rate(self, now: float, recent: bool = False) -> float:
-        """Requests per second the server took over the last PROBE_SENDS sends (recent: a quarter of them), a round
-        trip at least (not refused yet counts as taken)."""
+    def taken_rate(self, now: float, last: int = PROBE_SENDS) -> float:
+        """Requests per second the server took over the `last` sends (at most PROBE_SENDS), a round trip at least
+        (not refused yet counts as taken)."""
         sends = self._sends
         if len(sends) < 2:
             return math.inf
-        t0 = sends[0]
-        if recent and len(sends) > self.PROBE_SENDS // 4:
-            t0 = max(t0, sends[-(self.PROBE_SENDS // 4)])
+        t0 = sends[-min(last, len(sends))]
         t0 = min(t0, max(sends[0], now - self._rtt))  # over a round trip at least (a burst is no rate) ...
         n = sum(1 for t in sends if t >= t0) - sum(1 for t, *_ in self._refusals if t >= t0)
         return max(0.0, n) / max(now - t0, self._rtt if now - self._first < self._rtt else 1e-3)  # (or the start's)
@@ -163,8 +161,8 @@ class PacedLimiter(LimitHistory):
         value = self._curve(self._r_ceiling, self._r_t, now, self._r_k)
         top = self.HEADROOM * self._r_ceiling
         if value >= top:  # far past the old ceiling with nothing refused: a new ceiling, if sends followed (in the
-            if self.taken_rate(now, recent=self._quick) < self._r_ceiling:  # quick climb, the last quarter of them:
-                return top  # over all of them, a round trip's doubling lags a few)
+            if self.taken_rate(now, 1 if self._quick else self.PROBE_SENDS) < self._r_ceiling:  # quick climb, those
+                return top  # of the last round trip: it doubles per round trip, and 25 sends at 5/s span four)
             self._r_k = max(self._r_k, self._k(top))  # (a quota's cycle stays the time scale)
             self._r_ceiling, self._r_t = top, now - self._r_k
             self._record(now, "probe")
@@ -311,7 +309,7 @@ class PacedLimiter(LimitHistory):
                 rate = self.rate(now)
                 if not self._noise_now(rate):  # a rate cap: cut from what was taken, or from the refused send's
                     spacing = 0.0 if gap is None else 1.0 / max(gap, 1e-6)  # spacing (a bucket with no burst's rate
-                    measure = max(self.taken_rate(now, recent=True), spacing)  # is under it)
+                    measure = max(self.taken_rate(now, self.PROBE_SENDS // 4), spacing)  # is under it)
                     self._cut(now, min(rate, measure), f"cut {tag}")
 
     def _pause(self, now: float, sent_at: float, tag: str, retry_after: float | None) -> None:

@@ -12,19 +12,19 @@ loaded client hears answers late, so it counts more in flight than the server): 
 first reading is retested after a round trip; a refusal under a reading says it was a rate's), and a first reading
 brings R down to what was taken (a bucket with no burst refuses two sends closer than 1 / its rate, which a pace
 over what W lets through would send at every probe of W). R climbs back to its ceiling in PROBE_SENDS sends (at most
-PROBE_MAX_S, at least an eighth of them; two round trips before the first cut while no burst was taken: the start's
-reading of a bucket with no burst is no rate), then past it, doubling (never faster than 1 / BETA per refusal
-latency); W likewise, one more, two, four...; both to at most HEADROOM x what was taken (in the quick climb, by the
-last quarter of the sends). REFUSED refusals in a row are a spent quota or a pause: one probe at a time, backing off
-to BACKOFF_MAX_S (or a quarter of the last spent quota's refusal); a refusal that outlasted the open stretch before
-it was a quota spent early, and R becomes what the server took over that cycle; within QUOTA_CYCLES of them from its
-refill, a first refusal is that quota spent again (but a bucket with no burst's) and pauses at once. A server's
-Retry-After (or reset hint) may bring a probe forward, until a probe it timed is refused (a fixed one is often
-wrong): then never again; two refusals of a pause that name one clock time, or one that names its quota
-(OpenRouter's free-models-per-min), name a quota's reset, and the next probe waits for it. Refusals of sends from
-before a cut move nothing; failures and drops move nothing. On a key (limit/key.py) a model's first cut is at least
-an equal share of what the key took, and once the cap is seen to be the key's, the key's limiter decides for every
-model. Every change goes into a bounded history with its reason.
+PROBE_MAX_S, at least an eighth of them; two round trips, of the answers' smoothed latency, before the first cut
+while no burst was taken: the start's reading of a bucket with no burst is no rate), then past it, doubling (never
+faster than 1 / BETA per refusal latency); W likewise, one more, two, four...; both to at most HEADROOM x what was
+taken (in the quick climb, by the last round trip). REFUSED refusals in a row are a spent quota or a pause: one
+probe at a time, backing off to BACKOFF_MAX_S (or a quarter of the last spent quota's refusal); a refusal that
+outlasted the open stretch before it was a quota spent early, and R becomes what the server took over that cycle;
+within QUOTA_CYCLES of them from its refill, a first refusal is that quota spent again (but a bucket with no
+burst's) and pauses at once. A server's Retry-After (or reset hint) may bring a probe forward, until a probe it
+timed is refused (a fixed one is often wrong): then never again; two refusals of a pause that name one clock time,
+or one that names its quota (OpenRouter's free-models-per-min), name a quota's reset, and the next probe waits for
+it. Refusals of sends from before a cut move nothing; failures and drops move nothing. On a key (limit/key.py) a
+model's first cut is at least an equal share of what the key took, and once the cap is seen to be the key's, the
+key's limiter decides for every model. Every change goes into a bounded history with its reason.
 """
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ def _at_least_s_to_the_boundary(period: float, s: float) -> None:
 
 def test_a_spent_hourly_quota_stops_the_model_and_a_resume_asks_only_the_rest(tmp_path):
     ds = load_dataset(write_table(tmp_path / "photos.parquet", make_rows(n_per_cat=10, extras=0)))  # 30 photos
-    _at_least_s_to_the_boundary(3600.0, 40)
+    _at_least_s_to_the_boundary(3600.0, 90)  # (the reset stays further off than max_wait_s, 60 s)
     cfg = SimConfig(seed=0, latency_s=0.02, window_n=10, window_s=3600.0, retry_after="exact")
     with Simulator(cfg) as sim:
         settings = RunSettings(api_key="sk-test", base_url=sim.base_url, max_wait_s=60.0)
@@ -64,7 +64,10 @@ def _run_on_a_free_models_quota(tmp_path, photos_per_cat: int, window_n: int, wi
 def test_a_free_models_day_quota_named_in_the_body_stops_the_model(tmp_path):
     """OpenRouter's free-model 429s carry no Retry-After and give their reset only in the body's metadata.headers;
     read there, a spent day's quota stops the model at once instead of each photo trying for the retry budget."""
-    mr, summary, refused = _run_on_a_free_models_quota(tmp_path, 6, 5, 86400.0, 900.0)  # 18 photos, 5 a day
+    _at_least_s_to_the_boundary(86400.0, 70)
+    max_wait_s = min(900.0, 86400.0 - time.time() % 86400.0 - 60)  # under the wait to the day's reset, which in
+    #                                                              the last 15 minutes of a UTC day is under 900 s
+    mr, summary, refused = _run_on_a_free_models_quota(tmp_path, 6, 5, 86400.0, max_wait_s)  # 18 photos, 5 a day
     assert summary["answered"] == 5 and "asks to wait" in summary["stopped"] and "--resume" in summary["hint"]
     assert 1 <= refused <= 8 and mr.retries_exhausted == 0  # stopped on the first refusals, none given up
 

@@ -2,7 +2,7 @@
 worst side by side, then the draws that moved most. The research loop behind docs/limiter-log.md.
 
     uv run --group bench python benchmarks/compare_limiters.py --base HEAD [--variant .] [--families a,b]
-        [--draws 100] [--first-seed 0] [--held-out] [--moved 10] [--jobs 2]
+        [--draws 100] [--first-seed 0] [--held-out] [--moved 10] [--jobs 2] [--no-cache]
     uv run --group bench python benchmarks/compare_limiters.py --trace strict:1 [--variant FILE]
 
 A version is a git revision (its hotdogbench_core/limit/paced.py), a file holding a whole paced.py, or `.` (the
@@ -11,11 +11,18 @@ working tree's, so both versions meet the same draws and are judged alike (bench
 version runs in worker processes of its own with its PacedLimiter's methods and constants installed on the live
 class, so KeyMember (a subclass) runs it too. --trace prints one draw's limit history and every send of one of its
 clients (a model or a process): when, the pace and window then, the level, and whether it was refused.
+
+A version's results are kept in ~/.cache/hotdogbench/compare (or $XDG_CACHE_HOME's), named by a hash of its
+paced.py, of every other source file the draws run (hotdogbench_core and benchmarks) and of the draws asked for, so
+comparing variants against one base runs the base once; --no-cache runs and keeps nothing.
 """
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import math
+import os
 import statistics
 import subprocess
 import sys
@@ -34,6 +41,7 @@ from hotdogbench_core.sim.capmodel import FakeClock, simulate  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 MODULE = "hotdogbench_core/limit/paced.py"
+CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "hotdogbench" / "compare"
 SHOWN = slice(0, 6)  # of bench_families.summarize's columns (bf.HEADER[2:]): utilization, throttled, fairness
 HEADER = ["family", "version", "misses"] + bf.HEADER[2:][SHOWN] + [f"util after {bf.LATE_S:.0f} s med", "worst"]
 
@@ -77,6 +85,32 @@ def install(text: str) -> None:
 def run_version(text: str, jobs: list, workers: int) -> list[dict]:
     with ProcessPoolExecutor(workers, initializer=install, initargs=(text,)) as ex:
         return list(ex.map(bf.run_draw, jobs, chunksize=4))
+
+
+def results_key(text: str, jobs: list) -> str:
+    """What a version's results depend on: its paced.py, the rest of the code the draws run (the working tree's
+    hotdogbench_core but paced.py, and benchmarks/), and the draws."""
+    digest = hashlib.sha256(text.encode())
+    for path in sorted([*(REPO / "hotdogbench_core").rglob("*.py"), *(REPO / "benchmarks").glob("*.py")]):
+        if path != REPO / MODULE:
+            digest.update(path.relative_to(REPO).as_posix().encode() + b"\0" + path.read_bytes())
+    digest.update(json.dumps(jobs).encode())
+    return digest.hexdigest()[:20]
+
+
+def run_cached(text: str, jobs: list, workers: int, cache: Path | None = CACHE) -> tuple[list[dict], bool]:
+    """run_version's results, from the cache when this version met these draws before (and kept there if not);
+    also whether they came from it. cache=None: run, keep nothing."""
+    path = None if cache is None else cache / f"{results_key(text, jobs)}.json"
+    if path is not None and path.exists():
+        return json.loads(path.read_text()), True
+    rows = run_version(text, jobs, workers)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        part = path.with_suffix(f".{os.getpid()}.part")  # whole or absent: a run stopped mid-write leaves no half
+        part.write_text(json.dumps(rows))
+        part.replace(path)
+    return rows, False
 
 
 def family_row(rows: list[dict]) -> list:
@@ -161,6 +195,7 @@ def main(argv=None) -> int:
     ap.add_argument("--held-out", action="store_true", help="the held-out seeds (scenarios.HELD_OUT) only")
     ap.add_argument("--moved", type=int, default=10, help="list this many draws whose utilization moved most")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--no-cache", action="store_true", help="run both versions afresh and keep nothing")
     ap.add_argument("--trace", metavar="FAMILY:SEED[:CLIENT]",
                     help="print one draw under --variant instead (its client 0, or CLIENT: a model or process)")
     args = ap.parse_args(argv)
@@ -180,9 +215,13 @@ def main(argv=None) -> int:
     print(f"# compare_limiters: {machine()}; base {args.base}, variant {args.variant}; {len(seeds)} draws per family",
           flush=True)
     t0 = time.perf_counter()
-    base = run_version(source(args.base), jobs, args.jobs)
-    variant = run_version(source(args.variant), jobs, args.jobs)
+    cache = None if args.no_cache else CACHE
+    (base, base_kept), (variant, variant_kept) = (run_cached(source(v), jobs, args.jobs, cache)
+                                                  for v in (args.base, args.variant))
     print(compare(base, variant, families, args.moved))
+    kept = [name for name, k in (("base", base_kept), ("variant", variant_kept)) if k]
+    if kept:
+        print(f"\n({' and '.join(kept)} from the cache, {CACHE}; --no-cache runs afresh)")
     print(f"\n(took {time.perf_counter() - t0:.0f} s)")
     return 0
 

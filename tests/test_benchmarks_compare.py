@@ -1,5 +1,6 @@
 """benchmarks/compare_limiters.py swaps the default limiter for another version of paced.py on the live class: the
 version it installs must be the one that runs (KeyMember included), and the live class must come back whole."""
+import json
 import sys
 
 import pytest
@@ -70,3 +71,32 @@ def test_a_trace_follows_the_client_asked_for():
     assert out != cl.trace("processes", 6, client=0)
     with pytest.raises(SystemExit, match="has clients 0-1, not 2"):
         cl.trace("processes", 6, client=2)
+
+
+def test_a_versions_results_are_kept_and_read_back(tmp_path, monkeypatch):
+    text = cl.source(".")
+    rows, kept = cl.run_cached(text, DRAWS, 1, tmp_path)
+    assert not kept and len(list(tmp_path.glob("*.json"))) == 1 and not list(tmp_path.glob("*.part"))
+    monkeypatch.setattr(cl, "run_version", lambda *args: pytest.fail("the kept results were run again"))
+    again, kept = cl.run_cached(text, DRAWS, 1, tmp_path)
+    assert kept and json.dumps(again) == json.dumps(rows)  # (json: a NaN is not equal to itself)
+    with pytest.raises(pytest.fail.Exception):  # another version, other draws, or no cache: run
+        cl.run_cached(text.replace("    BETA = 0.9", "    BETA = 0.5"), DRAWS, 1, tmp_path)
+    with pytest.raises(pytest.fail.Exception):
+        cl.run_cached(text, DRAWS[:1], 1, tmp_path)
+    with pytest.raises(pytest.fail.Exception):
+        cl.run_cached(text, DRAWS, 1, None)
+
+
+def test_the_results_key_follows_the_code_the_draws_run(tmp_path, monkeypatch):
+    for rel in ("hotdogbench_core/sim/capmodel.py", "hotdogbench_core/limit/paced.py", "benchmarks/scenarios.py"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x = 1\n")
+    monkeypatch.setattr(cl, "REPO", tmp_path)
+    key = cl.results_key("paced", DRAWS)
+    (tmp_path / "hotdogbench_core/limit/paced.py").write_text("x = 2\n")  # the swapped module: only `text` counts
+    assert cl.results_key("paced", DRAWS) == key
+    for rel in ("hotdogbench_core/sim/capmodel.py", "benchmarks/scenarios.py"):
+        (tmp_path / rel).write_text("x = 3\n")
+        assert cl.results_key("paced", DRAWS) != key, rel
+        key = cl.results_key("paced", DRAWS)

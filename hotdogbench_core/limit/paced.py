@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 import time
 from bisect import bisect_right
-from collections import deque
+from collections import Counter, deque
 from typing import Callable
 
 from ..protocol.answers import names_quota
@@ -72,8 +72,8 @@ class PacedLimiter(LimitHistory):
         self._r_ceiling, self._r_t, self._r_k = math.inf, -math.inf, 1.0  # the rate's probe curve (inf: unpaced)
         self._tat = -math.inf  # pacer: when the next send is due
         self._sends: deque[float] = deque(maxlen=self.PROBE_SENDS)  # send times
-        self._refusals: deque[tuple[float, float, int]] = deque(maxlen=self.PROBE_SENDS)  # refused: sent,
-        #                                                                               answered, in-flight level
+        self._refusals: deque[tuple[float, float, int, float]] = deque(maxlen=self.PROBE_SENDS)  # refused: its
+        #                                          start here, when answered, in-flight level, sent (by its latency)
         self._taken: deque[tuple[float, int]] = deque(maxlen=self.PROBE_SENDS)  # taken: sent, in-flight level
         self._seen, self._w_k = 0, self.PROBE_MAX_S  # the highest of them; the window's probe time scale
         self._above = 0  # refusals above every level taken, since the last reading: two make a first one
@@ -220,7 +220,7 @@ class PacedLimiter(LimitHistory):
         level = self.in_flight if sent_in_flight is None else sent_in_flight
         self.in_flight -= 1
         sent_at = now - (latency or 0.0)  # the server's count at the send: ours, less those it had refused that
-        level -= sum(1 for t, answered, _ in self._refusals if t < sent_at < answered)  # were not answered yet
+        level -= sum(1 for _, answered, _, sent in self._refusals if sent < sent_at < answered)  # were not answered
         if kind in ("failure", "transport"):
             self.failures += kind == "failure"
             self.transport_errors += kind == "transport"
@@ -282,8 +282,9 @@ class PacedLimiter(LimitHistory):
         old = now - self.REFUSED * max(self._refusal_s, now - sent_at)  # sends older than this were not refused
         between = sum(1 for t in self._sends if self._refused_at < t < min(sent_at, old))  # taken, after the last
         #                                                                                       refused send
-        self._refusals.append((sent_at, now, level))
-        gap = self._refused_gap(sent_at)  # a bucket with no burst's refusal (not an in-flight cap's): its spacing
+        own = self._sent(sent_at, refused=True)
+        self._refusals.append((own, now, level, sent_at))
+        gap = self._refused_gap(own)  # a bucket with no burst's refusal (not an in-flight cap's): its spacing
         self._open_refused += sent_at >= self._open_t
         self._refused_at, self._last_refusal = max(self._refused_at, sent_at), now
         if sent_at < self._changed and not self.refused:
@@ -366,21 +367,26 @@ class PacedLimiter(LimitHistory):
         or above, the start's burst, refused at every level past a rate cap's room, would read a window.)"""
         since = max(self._taken[0][0] if self._taken else -math.inf, self._refusals[0][0])
         taken = sum(1 for t, lvl in self._taken if t >= since and lvl == level)
-        return sum(1 for t, _, lvl in self._refusals if t >= since and lvl == level) > max(taken, 2)
+        return sum(1 for t, _, lvl, _ in self._refusals if t >= since and lvl == level) > max(taken, 2)
 
-    def _sent(self, t: float) -> float:
+    def _sent(self, t: float, refused: bool = False) -> float:
         """When a request the runner measured as sent at `t` was started here (its latency is the HTTP exchange's,
         which begins a little after start(): matched to the last start at or before it, give or take a microsecond
-        of rounding)."""
+        of rounding; a refused one, to the last no other refusal was matched to: of a burst's starts, each refusal
+        its own, or a span's count of refusals would take in those of sends from before it)."""
         i = bisect_right(self._sends, t + 1e-6) - 1
+        claimed = Counter(s for s, *_ in self._refusals) if refused else Counter()
+        while i > 0 and claimed[self._sends[i]] > 0:
+            claimed[self._sends[i]] -= 1
+            i -= 1
         return self._sends[i] if i >= 0 else t
 
-    def _refused_gap(self, sent_at: float) -> float | None:
+    def _refused_gap(self, own: float) -> float | None:
         """How soon after the last send taken a refused send went, while every refusal came sooner after it than any
         two taken came (two taken at least): a bucket with no burst, which refuses a send sooner than 1 / its rate
         after the last it took, so its rate is under 1 / that. None once the server took two sends as close as one
         it refused (a burst, or an in-flight cap), and for ever after."""
-        own, refused = self._sent(sent_at), {self._sent(t) for t, *_ in self._refusals}
+        refused = {t for t, *_ in self._refusals}  # (own: the refused send's start, already among them)
         last_taken = next((t for t in reversed(self._sends) if t < own and t not in refused), -math.inf)
         self._apart(refused=own - last_taken if last_taken > -math.inf else 0.0)
         return own - last_taken if self._no_burst and self._taken_apart < math.inf else None

@@ -386,10 +386,33 @@ def test_a_refusal_is_matched_to_its_own_send_when_its_latency_began_after_it():
     lim.finish("success", 0.3, sent_in_flight=first)
     lim.finish("success", 0.2, sent_in_flight=second)  # two taken 0.1 s apart
     clock.advance(0.4)
-    third = lim.start()  # 0.4 s after the last taken
+    sent, third = clock(), lim.start()  # 0.4 s after the last taken
     clock.advance(0.01)
     lim.finish("rate", 0.01 - 0.001, "429", None, third)  # its exchange began 1 ms after start()
-    assert lim._refused_gap(clock() - 0.009) is None  # refused wider apart than two taken: no bucket with no burst
+    assert lim._refusals[-1][0] == sent  # matched to its own start
+    assert lim._refused_gap(lim._refusals[-1][0]) is None  # refused wider apart than two taken: no bucket with no burst
+
+
+def test_a_bursts_refusals_are_matched_each_to_a_start_of_its_own():
+    # Of a burst's starts microseconds apart, each refusal's send time (its exchange began 3 ms after start()) falls
+    # after the last of them. Matched all to that one, every refusal of the burst counted in the span of the last 25
+    # sends, which held only the burst's last 10: CI on 2026-12-07, three models on a key-wide 12/s bucket, the key's
+    # limiter read 1.1-1.7/s taken where 12/s was, cut to that, and the run took 22-25 s for 11 (four runs in five).
+    lim, clock = make(24, 256)
+    starts = []
+    for _ in range(24):
+        starts.append((clock(), lim.start()))
+        clock.advance(0.0001)
+    clock.advance(0.05)
+    for i, (t, level) in enumerate(starts):  # the first 4 taken (a burst of 4), 20 refused
+        lim.finish("success" if i < 4 else "rate", clock() - t - 0.003, "429", None, level)
+    assert sorted(t for t, *_ in lim._refusals) == [t for t, _ in starts[4:]]
+    for _ in range(15):  # then 15 a second, all taken
+        clock.advance(1 / 15)
+        level = lim.start()
+        clock.advance(0.01)
+        lim.finish("success", 0.01 - 0.003, sent_in_flight=level)
+    assert lim.taken_rate(clock(), 25) >= 11  # the last 25 sends: the burst's last 10, refused, and 15 taken
 
 
 def drawn_clients(family, seed):

@@ -365,9 +365,10 @@ class PacedLimiter(LimitHistory):
         client hears answers a moment after the server let them go, so it counts one more in flight now and then,
         and an in-flight cap takes a send it counted above the cap; a rate cap refuses at every level. (At `level`
         or above, the start's burst, refused at every level past a rate cap's room, would read a window.)"""
-        since = max(self._taken[0][0] if self._taken else -math.inf, self._refusals[0][0])
+        since = max(self._taken[0][0] if self._taken else -math.inf, self._refusals[0][3])  # (by send times, as
+        #  the taken: a refusal's start here may be an earlier one than its own, which another refusal claimed)
         taken = sum(1 for t, lvl in self._taken if t >= since and lvl == level)
-        return sum(1 for t, _, lvl, _ in self._refusals if t >= since and lvl == level) > max(taken, 2)
+        return sum(1 for _, _, lvl, t in self._refusals if t >= since and lvl == level) > max(taken, 2)
 
     def _sent(self, t: float, refused: bool = False) -> float:
         """When a request the runner measured as sent at `t` was started here (its latency is the HTTP exchange's,

@@ -415,6 +415,20 @@ def test_a_bursts_refusals_are_matched_each_to_a_start_of_its_own():
     assert lim.taken_rate(clock(), 25) >= 11  # the last 25 sends: the burst's last 10, refused, and 15 taken
 
 
+def test_a_level_mostly_refused_counts_refusals_by_when_they_were_sent():
+    # A refusal's start here may be an earlier one than its own (4bf63e6: a start another refusal claimed is passed
+    # over), so it can predate every send taken in the span. Counted by that start, the refusals at a loaded client's
+    # level over an in-flight cap fell out of the span, the level read as a rate cap's and the pace was cut to 8.4/s
+    # where 14/s was the cap's: tests/run/test_loaded_client.py used 0.62-0.68 of the cap in 4 of 21 runs over HTTP
+    # and failed CI (0.77-0.84 in 16 of 16 counting by the send times; 10 of 10 on 65376c9, before the claims).
+    from collections import deque
+    lim, _ = make(8, 256)
+    lim._taken = deque([(10.0, 3), (10.5, 4)])  # (sent, level): one taken at level 4, as a late-hearing client may
+    lim._refusals = deque([(9.0 + i / 10, 11.0 + i / 10, 4, 10.6 + i / 10) for i in range(3)])  # (start here,
+    assert lim._mostly_refused(4)  # answered, level, sent): three refused at level 4 after the first one taken
+    assert not lim._mostly_refused(3)
+
+
 def drawn_clients(family, seed):
     """One draw of a family run to its end under the default limiter, as bench_families runs it: its clients (each
     with its limiter and its sends)."""

@@ -5,7 +5,8 @@
 
 Each family (benchmarks/scenarios.py) is drawn `--draws` times (seeds 0..N-1, or from --first-seed; --held-out: the seeds in
 scenarios.HELD_OUT instead, never tuned on); every policy meets the same draws. Policies: `adaptive` (the default
-limiter, hotdogbench_core/limit/paced.py, with its key coordinator when several models share a process),
+limiter, hotdogbench_core/limit/paced.py, with its key coordinator when several models share a process, and the
+key's board, limit/board.py, held in memory, when two processes share a key),
 `reference` (the reference AIMD with its 8 attempts) and `aws` (botocore's adaptive retry mode, benchmarks/
 aws_adaptive.py, wired on the fake clock); on request (`--policies adaptive,told`), `told`: the adaptive limiter
 told each model's rate cap as a user who knows it would (--max-rate: the tightest bucket rate or window n / period on
@@ -60,6 +61,7 @@ from benchlib import machine, table  # noqa: E402
 from scenarios import FAMILIES, HELD_OUT, draw  # noqa: E402
 
 from hotdogbench_core.limit.aimd import AIMDLimiter  # noqa: E402
+from hotdogbench_core.limit.board import MemoryBoard  # noqa: E402
 from hotdogbench_core.limit.paced import PacedLimiter  # noqa: E402
 from hotdogbench_core.sim.capmodel import Client, FakeClock, simulate  # noqa: E402
 
@@ -76,9 +78,12 @@ def make_clients(policy: str, setup, clock):
     if policy in ("adaptive", "told") and not NOKEY and not setup.processes and len(setup.servers) > 1:  # one run: one key
         from hotdogbench_core.limit.key import KeyCoordinator
         key = KeyCoordinator()
-    for server, photos in zip(setup.servers, setup.photos):
+    board: dict = {}  # two processes on one key: their entries on its board (limit/board.py), as files would hold
+    for i, (server, photos) in enumerate(zip(setup.servers, setup.photos)):
         if policy in ("adaptive", "told"):
             told = told_rate(setup, server) if policy == "told" else None
+            if setup.processes and not NOKEY:
+                key = MemoryBoard(board, str(i), clock)
             lim = PacedLimiter(START, MAX, clock=clock, max_rate=told) if key is None else \
                 key.member(START, MAX, clock, max_rate=told)
             clients.append(Client(lim, server, photos, retry_budget_s=180.0))

@@ -12,8 +12,9 @@ nginx's default, met against a real nginx before the families had it), in-flight
 budget), both at once, fixed clock-aligned windows (N per 10 s or per minute); Retry-After none / exact / fixed
 small (0.5-2 s) / fixed large (5-60 s on some 429s only) and the reset hints sent instead of it; caps that move (a
 fall to 30-70% and a recovery, a slow drift, an oscillation, a halving then a doubling); 2-8 models behind one
-key-wide cap or behind caps of their own, and two processes on one key; latency 0.1-5 s, and latency that grows with
-load; failure noise (5xx, 200-errors, drops) 0-8% and random 402s; a loaded client, which hears answers a few ms
+key-wide cap or behind caps of their own, and two processes on one key (on its cap, or each behind a cap of its own:
+`own_processes`, where the board the two share must hold neither over its own cap); latency 0.1-5 s, and latency
+that grows with load; failure noise (5xx, 200-errors, drops) 0-8% and random 402s; a loaded client, which hears answers a few ms
 after the server let them go (`loaded`); and a loaded gateway, whose latency grows with load and whose refusals come
 as slow as its answers (`gateway`); and caps slower than a request every half second (`slow`: a free model's 20 per
 minute, a bucket at 0.2/s), where a probe spans seconds per send.
@@ -348,7 +349,7 @@ def _several(rng, seed, shared: bool, processes: bool = False):
         def make():
             caps = [Cap("bucket", rate=r, burst=max(1.0, r / 2), **ra) for r in rates]
             return Setup([Server([c], latency=lat, sigma=sigma) for c in caps], [_photos(r, 40) for r in rates],
-                         [[c] for c in caps], mean_latency=mean)
+                         [[c] for c in caps], mean_latency=mean, processes=processes)
     return p, make
 
 
@@ -371,6 +372,7 @@ FAMILIES: dict[str, tuple[str, Callable]] = {
     "shared": ("2-8 models behind one key-wide cap", lambda rng, s: _several(rng, s, True)),
     "own": ("2-8 models, each behind its own cap", lambda rng, s: _several(rng, s, False)),
     "processes": ("two processes on one key-wide cap", lambda rng, s: _several(rng, s, True, processes=True)),
+    "own_processes": ("two processes, each behind its own cap", lambda rng, s: _several(rng, s, False, processes=True)),
 }
 
 

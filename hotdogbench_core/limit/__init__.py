@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Callable, Protocol, runtime_checkable
 
 from .aimd import AIMDLimiter, Feedback, LimitChange, LimitHistory
+from .board import KeyBoard
 from .key import KeyCoordinator
 from .paced import PacedLimiter
 
@@ -41,4 +42,4 @@ class Limiter(Protocol):
     def restart_clock(self) -> None: ...
 
 
-__all__ = ["AIMDLimiter", "Feedback", "KeyCoordinator", "LimitChange", "LimitHistory", "Limiter", "PacedLimiter"]
+__all__ = ["AIMDLimiter", "Feedback", "KeyBoard", "KeyCoordinator", "LimitChange", "LimitHistory", "Limiter", "PacedLimiter"]

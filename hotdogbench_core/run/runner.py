@@ -60,7 +60,8 @@ class ModelRun(ModelFiles, Attempts):
         self.request: Request = settings.request(model, self.condition)
         self.url = settings.url_for(self.request.path)
         self.redactor = Redactor.for_settings(settings)  # the key and URL credentials out of every stored text
-        # key: a limit.KeyCoordinator the models of one run on one key share (adaptive policy only)
+        # key: a limit.KeyCoordinator the models of one run on one key share, or the limit.KeyBoard of the
+        # processes on the key (adaptive policy only)
         self.limiter = settings.limiter_for(key)
         self.limiter.subscribe(lambda c: self._emit(LimitChanged(self.arm, c)))
         self.retries_exhausted = 0  # photos that ended as "retries exhausted" in this session

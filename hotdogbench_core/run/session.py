@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import StorageError
+from ..limit.board import KeyBoard
 from ..limit.key import KeyCoordinator
 from ..protocol.conditions import Condition
 from ..stats.conditions import add_condition_keys, condition_of
@@ -112,11 +113,14 @@ async def _run_models(rundir: RunDir, models, dataset, settings, *, resume, on_e
     check_conditions(conditions, pre.dialect, settings.base_url)
     # Check every model can start (resume rules) before any request is sent.
     budget = CostBudget(max_cost_usd) if max_cost_usd is not None else None
-    key = KeyCoordinator() if parallel else None  # models at once on one key: one shared view of their paces
+    # models at once on one key: one shared view of their paces; one at a time: a board shared with the other
+    # processes of this machine on the key (limit/board.py)
+    board_warnings: list[str] = []
+    key = KeyCoordinator() if parallel else _key_board(settings, board_warnings)
     runs = [ModelRun(m, dataset, settings, rundir, resume=resume, on_event=on_event, budget=budget,
                      price=pre.prices.get(m), key=key, condition=c) for m in models for c in (conditions or [None])]
-    result = RunResult(run_dir, warnings=list(pre.warnings))
-    for text in pre.warnings:
+    result = RunResult(run_dir, warnings=list(pre.warnings) + board_warnings)
+    for text in result.warnings:
         _tell(on_event, Notice(None, text))
     if budget is not None:  # what earlier sessions of this run spent counts too
         budget.spent_usd = sum(r.cost_usd or 0.0 for mr in runs for r in mr.results.values())
@@ -124,10 +128,14 @@ async def _run_models(rundir: RunDir, models, dataset, settings, *, resume, on_e
                    extra_settings={"max_cost_usd": max_cost_usd, "parallel_models": parallel},
                    statistics=statistics_settings(), conditions=conditions)
     failures: list[StorageError] = []
-    if parallel:
-        await _run_parallel(runs, result, on_model, failures)
-    else:
-        await _run_sequential(runs, result, on_model, failures)
+    try:
+        if parallel:
+            await _run_parallel(runs, result, on_model, failures)
+        else:
+            await _run_sequential(runs, result, on_model, failures)
+    finally:
+        if isinstance(key, KeyBoard):
+            key.close()
     # An interrupted session leaves its ended_at null in the manifest.
     done = {(s["model"], condition_of(s)): s for s in result.summaries}
     if failures and not result.stopped:
@@ -142,6 +150,18 @@ async def _run_models(rundir: RunDir, models, dataset, settings, *, resume, on_e
     if failures:
         raise _combined(failures)
     return result
+
+
+def _key_board(settings: RunSettings, warnings: list[str]) -> KeyBoard | None:
+    """The key's board for the adaptive limiter (None for another policy, or if no board can be kept: said)."""
+    if settings.limiter != "adaptive":
+        return None
+    try:
+        return KeyBoard.for_key(settings.api_key, settings.base_url)
+    except OSError as e:
+        warnings.append(f"no board shared with other processes on this key ({e.strerror or e}): two runs at once on "
+                        "it will each find their share alone")
+        return None
 
 
 def _combined(failures: list[StorageError]) -> StorageError:

@@ -106,8 +106,8 @@ class RunSettings:
         self.base_url = self.base_url.rstrip("/")
 
     def limiter_for(self, key=None):
-        """A model's limiter: this run's policy; on `key` (a limit.KeyCoordinator of models sharing a key, adaptive
-        policy only), a member of it."""
+        """A model's limiter: this run's policy; on `key` (adaptive policy only: a limit.KeyCoordinator of models
+        sharing a key, or the limit.KeyBoard of the processes on it), a member of it."""
         start, cap = self.start_concurrency, self.max_concurrency
         if self.limiter != "adaptive":
             return LIMITERS[self.limiter](start, cap)

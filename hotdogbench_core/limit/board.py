@@ -1,16 +1,19 @@
 """Processes of one machine on one key (two notebooks, a notebook and the CLI): what each took lately.
 
 Two hotdogbench processes on one key share its caps but no memory, so each runs a limiter of its own, and the two
-converge to whatever shares their starts left them (their climbs back after a cut scale with their own paces). The
+keep whatever shares their starts left them (their climbs back after a cut scale with their own paces). The
 board is a directory per key of small files, one per process, each rewritten a few times a second with what that
 process took over the last SHARE_S seconds and whether it started into a cap the others keep spent (its first sends
 all refused, with nothing taken and nothing out: the key's cap, as `KeyCoordinator.starved` reads it in one
 process; behind a cap of its own a process's first sends take that cap's burst). Once one did, no process sets its
 pace's ceiling under an equal share of what they all took (a `BoardMember`'s cuts and spent quotas). Caps of each
-process's own set off nothing, and hold no process over its own (fake clock: two processes on one key-wide cap 26
--> 19 misses of 100, each behind its own 1 -> 1). The directory's name is a keyed hash of the base URL and the API
-key (HMAC-SHA256 under a random salt kept beside it), never the key; entries not rewritten for STALE_S seconds are
-processes gone and are not read. Models at once in one process share a KeyCoordinator instead (limit/key.py).
+process's own set off nothing (fake clock: two processes on one key-wide cap 26 -> 19 misses of 100; each behind its
+own, no draw of 210 moved; over HTTP the gain is smaller: docs/limiter.md). A process whose own cap was spent when it
+started reads as starved too, and is then held at an equal share over its cap: more refusals, nothing lost. The
+directory's name is a keyed hash of the base URL and the API key (HMAC-SHA256 under a random salt kept beside it),
+never the key; entries not rewritten for STALE_S seconds are processes gone and are not read. An entry is a
+process's: two runs at once in one process write one entry. Models at once in one run share a KeyCoordinator
+instead (limit/key.py).
 """
 from __future__ import annotations
 

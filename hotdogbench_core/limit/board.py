@@ -39,6 +39,7 @@ class KeyBoard:
         self.directory, self.clock = directory, clock
         self.name = str(os.getpid())
         self._written, self._entry = -math.inf, None
+        self.most = 1  # the most processes seen on the key at once, this one included (summary.json says it)
 
     @classmethod
     def for_key(cls, api_key: str, base_url: str, root: Path | None = None) -> KeyBoard:
@@ -78,6 +79,7 @@ class KeyBoard:
             return
         self._written, self._entry = now, entry
         self._write(entry)
+        self.most = max(self.most, 1 + len(self._read()))
 
     def others(self) -> list[tuple[float, bool]]:
         """The other live processes' entries: (what each took lately per second, whether it started starved)."""
@@ -150,6 +152,11 @@ class BoardMember(PacedLimiter):
         if kind == "rate" and not self._taken and not self.in_flight:
             self.starved = True  # every send of its start refused, nothing out: another keeps the cap spent
         self.board.publish(self.recent_rate(self.clock()), self.starved)
+
+    def stats(self) -> dict:
+        """summary.json's concurrency block, with the board's part: the most processes on the key at once (another
+        process's sends were the key's too), and whether this one started starved."""
+        return {**super().stats(), "key_board": {"processes_seen": self.board.most, "started_starved": self.starved}}
 
     def recent_rate(self, now: float) -> float:
         """Requests per second the server took of this process's over the last SHARE_S seconds."""

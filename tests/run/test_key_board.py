@@ -26,6 +26,7 @@ def test_a_run_writes_its_entry_and_removes_it_at_the_end(tmp_path, monkeypatch)
             seen.append((board.directory / f"{os.getpid()}.json").exists())
         res = asyncio.run(run_models([MODEL], ds, settings, out=tmp_path / "out", on_event=on_event))
     assert res.summaries[0]["answered"] == len(ds) and any(seen)
+    assert res.summaries[0]["concurrency"]["key_board"] == {"processes_seen": 1, "started_starved": False}
     assert not list(board.directory.glob("*.json"))  # removed at the end
     for path in (tmp_path / "cache").rglob("*"):
         assert "board-run-secret" not in str(path) and (path.is_dir() or b"board-run-secret" not in path.read_bytes())
@@ -54,7 +55,8 @@ def _child(base_url: str, table: str, out: str, cache: str, conn) -> None:
         others.append(len(board.others()))
     res = asyncio.run(run_models([MODEL], load_dataset(table), RunSettings(api_key=KEY, base_url=base_url),
                                  out=out, run_name="r", on_event=on_event))
-    conn.send((res.summaries[0]["answered"], max(others, default=0)))
+    conn.send((res.summaries[0]["answered"], max(others, default=0),
+               res.summaries[0]["concurrency"]["key_board"]["processes_seen"]))
 
 
 def test_two_processes_on_one_key_see_each_other_on_its_board(tmp_path):
@@ -72,6 +74,7 @@ def test_two_processes_on_one_key_see_each_other_on_its_board(tmp_path):
         got = [a.recv() for a in pipes]
         for p in procs:
             p.join(30)
-    assert [answered for answered, _ in got] == [120, 120]
-    assert all(peers == 1 for _, peers in got), got  # each read the other's entry while both ran
+    assert [answered for answered, *_ in got] == [120, 120]
+    assert all(peers == 1 for _, peers, _ in got), got  # each read the other's entry while both ran
+    assert all(seen == 2 for *_, seen in got), got  # and each summary.json says two processes shared the key
     assert not list((tmp_path / "cache").rglob("*.json"))

@@ -71,14 +71,14 @@ class KeyBoard:
         """A limiter for this process's model that reads and writes the board (RunSettings.limiter_for)."""
         return BoardMember(start, cap, self, clock, max_rate)
 
+    def due(self, starved: bool) -> bool:
+        """An entry is owed: PUBLISH_S since the last, or `starved` turned (the others read the key's cap from it)."""
+        return self.clock() - self._written >= self.PUBLISH_S or (self._entry or {}).get("starved") != starved
+
     def publish(self, taken_per_s: float, starved: bool) -> None:
-        """This process took `taken_per_s` lately (written at most every PUBLISH_S, at once when `starved` turns)."""
-        now = self.clock()
-        entry = {"taken_per_s": round(taken_per_s, 3), "starved": starved}
-        if now - self._written < self.PUBLISH_S and (self._entry or {}).get("starved") == starved:
-            return
-        self._written, self._entry = now, entry
-        self._write(entry)
+        """This process took `taken_per_s` lately (the caller asks `due` first: an entry a few times a second)."""
+        self._written, self._entry = self.clock(), {"taken_per_s": round(taken_per_s, 3), "starved": starved}
+        self._write(self._entry)
         self.most = max(self.most, 1 + len(self._read()))
 
     def others(self) -> list[tuple[float, bool]]:
@@ -151,7 +151,8 @@ class BoardMember(PacedLimiter):
         super().finish(kind, latency, tag, retry_after, sent_in_flight)
         if kind == "rate" and not self._taken and not self.in_flight:
             self.starved = True  # every send of its start refused, nothing out: another keeps the cap spent
-        self.board.publish(self.recent_rate(self.clock()), self.starved)
+        if self.board.due(self.starved):  # (the take is counted only when an entry is owed: not per answer)
+            self.board.publish(self.recent_rate(self.clock()), self.starved)
 
     def stats(self) -> dict:
         """summary.json's concurrency block, with the board's part: the most processes on the key at once (another

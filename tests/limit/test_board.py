@@ -49,19 +49,32 @@ def test_a_process_reads_the_others_live_entries_and_not_its_own(tmp_path):
     assert not (tmp_path / f"{os.getpid()}.json").exists()
 
 
-def test_an_entry_is_rewritten_at_most_every_publish_s_unless_starved_turns(tmp_path):
+def test_an_entry_is_owed_every_publish_s_or_when_starved_turns(tmp_path):
     clock = FakeClock(0.0)
     board, reader = KeyBoard(tmp_path, clock=clock), KeyBoard(tmp_path)
     reader.name = "reader"
+    assert board.due(False)
     board.publish(1.0, False)
     clock.t = KeyBoard.PUBLISH_S / 2
-    board.publish(2.0, False)
-    assert reader.others() == [(1.0, False)]
-    board.publish(2.0, True)  # at once: the others read the key's cap from it
+    assert not board.due(False) and board.due(True)  # at once when starved turns: the others read the key's cap
+    board.publish(2.0, True)
     assert reader.others() == [(2.0, True)]
-    clock.t = 2 * KeyBoard.PUBLISH_S
-    board.publish(4.0, True)
-    assert reader.others() == [(4.0, True)]
+    clock.t = KeyBoard.PUBLISH_S
+    assert not board.due(True)
+    clock.t = 1.5 * KeyBoard.PUBLISH_S
+    assert board.due(True)
+
+
+def test_a_member_writes_its_entry_a_few_times_a_second_not_per_answer(tmp_path):
+    clock = FakeClock(0.0)
+    board = KeyBoard(tmp_path, clock=clock)
+    writes = []
+    board._write = writes.append
+    lim = BoardMember(8, 256, board, clock=clock)
+    for _ in range(100):  # 100 answers over 1 s
+        lim.finish("success", 0.1, "", None, lim.start(clock.t))
+        clock.t += 0.01
+    assert 4 <= len(writes) <= 5 and writes[-1]["taken_per_s"] > 50
 
 
 def test_a_board_that_cannot_be_kept_is_an_oserror(tmp_path):

@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from .paced import PacedLimiter
+from .paced import PacedLimiter, taken_since
 
 
 class KeyBoard:
@@ -164,8 +164,7 @@ class BoardMember(PacedLimiter):
         if not self._sends:
             return 0.0
         since = max(now - self.SHARE_S, self._first)
-        n = sum(1 for t in self._sends if t >= since) - sum(1 for t, *_ in self._refusals if t >= since)
-        return max(0, n) / max(now - since, self._rtt)
+        return taken_since(self, since) / max(now - since, self._rtt)
 
     def share(self, now: float) -> float:
         """An equal share of what the processes on the key took lately, once one of them started starved (else 0)."""

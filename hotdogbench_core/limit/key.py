@@ -20,7 +20,7 @@ import time
 from typing import Callable
 
 from ..protocol.answers import names_quota
-from .paced import PacedLimiter
+from .paced import PacedLimiter, taken_since
 
 
 class KeyMember(PacedLimiter):
@@ -187,5 +187,4 @@ class KeyCoordinator:
         if not live:
             return 0.0
         since = max(now - live[0].PROBE_MAX_S / 2, min(m._first for m in live))
-        n = sum(sum(1 for t in m._sends if t >= since) - sum(1 for t, *_ in m._refusals if t >= since) for m in live)
-        return max(0.0, n) / max(now - since, min(m._rtt for m in live)) / len(live)
+        return sum(taken_since(m, since) for m in live) / max(now - since, min(m._rtt for m in live)) / len(live)

@@ -38,6 +38,12 @@ from ..protocol.answers import names_quota
 from .aimd import Feedback, LimitHistory
 
 
+def taken_since(limiter: PacedLimiter, since: float) -> int:
+    """How many of a limiter's recent sends at or after `since` the server took (not refused yet counts as taken)."""
+    n = sum(1 for t in limiter._sends if t >= since) - sum(1 for t, *_ in limiter._refusals if t >= since)
+    return max(0, n)
+
+
 class PacedLimiter(LimitHistory):
     """Paced AIMD rate + AIMD in-flight window + refusal pause. See the module doc."""
 
@@ -119,8 +125,8 @@ class PacedLimiter(LimitHistory):
             return math.inf
         t0 = sends[-min(last, len(sends))]
         t0 = min(t0, max(sends[0], now - self._rtt))  # over a round trip at least (a burst is no rate) ...
-        n = sum(1 for t in sends if t >= t0) - sum(1 for t, *_ in self._refusals if t >= t0)
-        return max(0.0, n) / max(now - t0, self._rtt if now - self._first < self._rtt else 1e-3)  # (or the start's)
+        span = max(now - t0, self._rtt if now - self._first < self._rtt else 1e-3)  # (or the start's round trip)
+        return taken_since(self, t0) / span
 
     def _k(self, per_s: float) -> float:
         """Seconds of a probe cycle at `per_s` requests per second: PROBE_SENDS of them, at most PROBE_MAX_S, but an

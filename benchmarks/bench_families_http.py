@@ -145,7 +145,8 @@ def run_draw(family: str, seed: int, policy: str, scale: float, tmp: Path) -> di
             pipes, procs = [], []
             for i, m in enumerate(models):
                 a, b = ctx.Pipe()
-                p = ctx.Process(target=_process_child, args=(sim.base_url, str(path), str(tmp / f"o-{seed}-{i}"), m, b))
+                out = tmp / f"o-{family}-{seed}-{i}"  # (per family: two families' processes draw the same seeds)
+                p = ctx.Process(target=_process_child, args=(sim.base_url, str(path), str(out), m, b))
                 p.start()
                 pipes.append(a)
                 procs.append(p)

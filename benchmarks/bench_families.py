@@ -29,7 +29,8 @@ Definitions (per draw; the table shows the median and the worst draw):
   model.
 - utilization after 10 s: the same from LATE_S past the ramp's end, so a start's losses and the steady state's are
   told apart (benchmarks/compare_limiters.py shows it; NaN where the span is shorter).
-- throttled: 429/402 refusals / attempts, the whole run (two processes: the worse process).
+- throttled: 429/402 refusals / attempts, the whole run (two processes: the worse process); after 10 s: of the sends
+  from LATE_S on (compare_limiters.py shows it: what the steady state costs, without the start).
 - fairness: Jain's index (sum x)^2 / (n sum x^2) of the models' (processes') admitted requests over that span.
 - down s: after a cap halves, the first s such that the refusals are under 10% of the sends in [s, s + 3 s].
 - up s: after it doubles, the first s such that the admitted rate over [s, s + 1 s] is >= 90% of the new cap.
@@ -178,7 +179,8 @@ def utilization(setup, clients: list[Client], group: list[int], span: float, lat
     return 100 * max(best) if best else float("nan")  # the binding cap: the one most used
 
 
-LATE_S = 10.0  # utilization after the start: from this long past the ramp (a start's losses are mostly in it)
+LATE_S = 10.0  # utilization after the start: from this long past the ramp (a start's losses are mostly in it); the
+#                throttled share of the sends from this long after the first on
 SATURATED = 0.85  # the saturated part of a run: until this share of its photos was answered
 
 
@@ -245,6 +247,10 @@ def run_draw(args: tuple[str, int, str]) -> dict:
         out["util"] = min(utilization(setup, clients, [i], spans[i]) for i in range(n))
         out["util_late"] = min(utilization(setup, clients, [i], spans[i], LATE_S) for i in range(n))
         out["fair"] = None
+    late = [[r for t, _, r in c.sends if t >= LATE_S] for c in clients]  # the refusals past the start's
+    shares = [100 * sum(x) / len(x) for x in late if x] if setup.processes else \
+        [100 * sum(map(sum, late)) / max(1, sum(map(len, late)))]
+    out["throttled_late"] = max(shares, default=float("nan"))
     out["down"], out["up"] = recovery(setup, clients)
     out["waited"] = sum(1 for c in clients for h in c.hints.values() if h >= 5.0) / sum(c.photos for c in clients)
     first = start_refusals(setup)  # of attempts >= every photo's one, the failures and the refusals

@@ -43,7 +43,9 @@ REPO = Path(__file__).resolve().parents[1]
 MODULE = "hotdogbench_core/limit/paced.py"
 CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "hotdogbench" / "compare"
 SHOWN = slice(0, 6)  # of bench_families.summarize's columns (bf.HEADER[2:]): utilization, throttled, fairness
-HEADER = ["family", "version", "misses"] + bf.HEADER[2:][SHOWN] + [f"util after {bf.LATE_S:.0f} s med", "worst"]
+LATE = (("util_late", min, "util"), ("throttled_late", max, "throttled"))  # the start left out: (key, worst, name)
+HEADER = ["family", "version", "misses"] + bf.HEADER[2:][SHOWN] + \
+    [h for _, _, name in LATE for h in (f"{name} after {bf.LATE_S:.0f} s med", "worst")]
 
 
 def source(version: str) -> str:
@@ -115,11 +117,13 @@ def run_cached(text: str, jobs: list, workers: int, cache: Path | None = CACHE) 
 
 def family_row(rows: list[dict]) -> list:
     """bench_families' summary of one family's draws: misses, utilization, throttled and fairness; then utilization
-    after the start (LATE_S past the ramp), median and worst."""
+    and throttled after the start (LATE_S past the ramp; the sends from LATE_S on), median and worst."""
     summary = bf.summarize(rows)
-    late = [r["util_late"] for r in rows if not math.isnan(r["util_late"])]
-    return [summary[bf.HEADER.index("misses") - 2]] + summary[SHOWN] + \
-        ([f"{statistics.median(late):.1f}", f"{min(late):.1f}"] if late else ["-", "-"])
+    out = [summary[bf.HEADER.index("misses") - 2]] + summary[SHOWN]
+    for key, worst, _ in LATE:
+        xs = [r[key] for r in rows if not math.isnan(r.get(key, math.nan))]  # (results cached before it: none)
+        out += [f"{statistics.median(xs):.1f}", f"{worst(xs):.1f}"] if xs else ["-", "-"]
+    return out
 
 
 def moved_by(base: dict, variant: dict) -> float:

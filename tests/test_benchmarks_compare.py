@@ -51,9 +51,12 @@ def test_a_variant_installed_is_what_runs(live_class):
 
 def test_compare_names_the_draws_that_moved():
     base = [{"family": "strict", "seed": s, "util": u, "throttled": 1.0, "fair": None, "params": f"p{s}", "down": None,
-             "up": None, "lost": 0, "early": 0, "why": "", "util_late": u} for s, u in ((0, 80.0), (1, 95.0))]
-    variant = [dict(base[0], util=92.0), dict(base[1], util=94.0, throttled=6.0)]
+             "up": None, "lost": 0, "early": 0, "why": "", "util_late": u, "throttled_late": 0.5}
+            for s, u in ((0, 80.0), (1, 95.0))]
+    variant = [dict(base[0], util=92.0), dict(base[1], util=94.0, throttled=6.0, throttled_late=4.0)]
     out = cl.compare(base, variant, ["strict"], moved=1)
+    variant_row = next(line for line in out.splitlines() if "| variant" in line)
+    assert variant_row.replace(" ", "").endswith("|87.5|80.0|2.2|4.0|")  # after 10 s: utilization, then throttled
     assert "misses: base 1, variant 1 of 2 draws" in out  # 80% under 90; then 6% throttled over 5
     assert "strict seed 0: util 80.0 -> 92.0%" in out and "seed 1:" not in out
     assert "no draw's utilization moved" in cl.compare(base, base, ["strict"], moved=5)

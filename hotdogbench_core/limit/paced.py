@@ -3,8 +3,9 @@
 A cap refuses what goes over it, so the limiter runs loss-based control (AIMD, Chiu and Jain 1989: what converges to
 a fair share of a shared cap) with CUBIC's probe and BBR's pacing. Sends are paced at a rate R; slow start doubles
 an unpaced window per round trip. A refusal near R's last ceiling is the cap: R is cut to BETA x the lesser of R and
-what the server took lately (or the rate of the refused send's spacing from the last send taken, if more, while
-every refusal came sooner after it than any two taken came: a bucket with no burst, whose rate is under that). Under
+what the server took lately (of sends a refusal would be back from, where refusals are as slow as answers; or the
+rate of the refused send's spacing from the last send taken, if more, while every refusal came sooner after it than
+any two taken came: a bucket with no burst, whose rate is under that). Under
 the ceiling, refusals no more than chance allows at the share refused there lately are noise; a 402 in-flight budget
 is never a rate. Refusals above every in-flight level the server took are an in-flight cap (but a bucket with no
 burst's, as above; at or above a reading of 2 or more, so are refusals at a level more often refused than taken: a
@@ -105,6 +106,8 @@ class PacedLimiter(LimitHistory):
         self._taken_apart, self._refused_apart = math.inf, 0.0  # the closest two sends taken; the widest spacing
         #                                                          of a refusal from the last send taken (_apart)
         self._noise = 0.0  # the share of sends refused under the ceiling, over about 4 x PROBE_SENDS
+        self._long_sends: deque[float] = deque(maxlen=8 * self.PROBE_SENDS)  # sends and refused sends, over a
+        self._long_refused: deque[float] = deque(maxlen=8 * self.PROBE_SENDS)  # slow refusal's lag and more
 
     @property
     def limit(self) -> int:
@@ -117,16 +120,28 @@ class PacedLimiter(LimitHistory):
     _quick = property(lambda self: self._no_burst and not self._cut_yet)  # the start's quick climb (_k): before the
     #                                                                        first cut, while no burst was taken
 
-    def taken_rate(self, now: float, last: int = PROBE_SENDS) -> float:
+    def taken_rate(self, now: float, last: int = PROBE_SENDS, lag: float = 0.0) -> float:
         """Requests per second the server took over the `last` sends (at most PROBE_SENDS), a round trip at least
-        (not refused yet counts as taken)."""
-        sends = self._sends
+        (not refused yet counts as taken), of those sent `lag` seconds ago or more: a newer send is not known taken
+        (a loaded gateway's refusals are as slow as its answers: a pace over its cap would measure itself)."""
+        end = now - lag
+        if lag and end - self._first >= self._rtt:  # (the start's sends alone are no rate)
+            sends = [t for t in self._long_sends if t <= end][-self.PROBE_SENDS:]
+        else:
+            end, sends = now, self._sends
         if len(sends) < 2:
             return math.inf
         t0 = sends[-min(last, len(sends))]
-        t0 = min(t0, max(sends[0], now - self._rtt))  # over a round trip at least (a burst is no rate) ...
-        span = max(now - t0, self._rtt if now - self._first < self._rtt else 1e-3)  # (or the start's round trip)
-        return taken_since(self, t0) / span
+        t0 = min(t0, max(sends[0], end - self._rtt))  # over a round trip at least (a burst is no rate) ...
+        span = max(end - t0, self._rtt if end - self._first < self._rtt else 1e-3)  # (or the start's round trip)
+        taken = sum(1 for t in sends if t >= t0) - sum(1 for t in self._long_refused if t0 <= t <= end)
+        return max(0, taken) / span
+
+    def _refusal_lag(self) -> float:
+        """The slowest refusal lately, if half a round trip or more (a gateway refusing through its queue; a server
+        that refuses at its door tells at once: 0): a send out for less may yet be refused."""
+        lag = max((answered - sent for _, answered, _, sent in self._refusals), default=0.0)
+        return lag if lag >= self._rtt / 2 else 0.0
 
     def _k(self, per_s: float) -> float:
         """Seconds of a probe cycle at `per_s` requests per second: PROBE_SENDS of them, at most PROBE_MAX_S, but an
@@ -212,6 +227,7 @@ class PacedLimiter(LimitHistory):
         if self.refused:
             self._probe_at, self._probe_sent = math.inf, now  # until this probe is answered, or not refused
         self._sends.append(now)
+        self._long_sends.append(now)
         self._noise *= 1 - 1 / (4 * self.PROBE_SENDS)
         self._first = min(self._first, now)
         self._open_sends += 1
@@ -290,6 +306,7 @@ class PacedLimiter(LimitHistory):
         #                                                                                       refused send
         own = self._sent(sent_at, refused=True)
         self._refusals.append((own, now, level, sent_at))
+        self._long_refused.append(own)
         gap = self._refused_gap(own)  # a bucket with no burst's refusal (not an in-flight cap's): its spacing
         self._open_refused += sent_at >= self._open_t
         self._refused_at, self._last_refusal = max(self._refused_at, sent_at), now
@@ -318,7 +335,8 @@ class PacedLimiter(LimitHistory):
                 rate = self.rate(now)
                 if not self._noise_now(rate):  # a rate cap: cut from what was taken, or from the refused send's
                     spacing = 0.0 if gap is None else 1.0 / max(gap, 1e-6)  # spacing (a bucket with no burst's rate
-                    measure = max(self.taken_rate(now, self.PROBE_SENDS // 4), spacing)  # is under it)
+                    lately = self.taken_rate(now, self.PROBE_SENDS // 4, self._refusal_lag())  # is under it)
+                    measure = max(lately, spacing)
                     self._cut(now, min(rate, measure), f"cut {tag}")
 
     def _pause(self, now: float, sent_at: float, tag: str, retry_after: float | None) -> None:
@@ -343,7 +361,7 @@ class PacedLimiter(LimitHistory):
         self._hinted = wait if wait < self._backoff else 0.0  # (a server's hint may only bring a probe forward)
         self._probe_at, self._probe_sent = now + wait, None
         if first:
-            self._taken_before, self._paused_at = self.taken_rate(now), now
+            self._taken_before, self._paused_at = self.taken_rate(now, lag=self._refusal_lag()), now
             self._record(now, f"refused {tag}")
 
     def _read_window(self, now: float, level: int, tag: str) -> None:

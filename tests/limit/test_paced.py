@@ -443,6 +443,20 @@ def cut_paces(family, seed, after_s=1.0):
     return [c.rate for c in drawn_clients(family, seed)[0].limiter.history if c.reason == "cut 429" and c.t > after_s]
 
 
+def test_a_cut_counts_as_taken_only_sends_a_refusal_would_be_back_from():
+    # A loaded gateway refuses as slowly as it answers (0.4 s): sends out for less than that are not known taken. Read
+    # as taken, a pace over the cap measured itself (and a start's burst measured tens of thousands a second): cut
+    # after cut of a tenth, each paid a round trip of refusals, 31% of this run refused.
+    clock = FakeClock()
+    lim = PacedLimiter(8, 256, clock=clock)
+    server = Server([Cap("bucket", rate=100.0, burst=50.0)], latency=0.4, sigma=0.0, reject_latency=None)
+    c = Client(lim, server, 3000)
+    simulate([c], clock, until=60.0)
+    cuts = [e.rate for e in lim.history if e.reason.startswith("cut")]
+    assert cuts and max(cuts) < 1.25 * 100.0  # every cut to about what the bucket lets through
+    assert sum(1 for s in c.sends if s[2]) / len(c.sends) < 0.08
+
+
 def test_a_bucket_with_no_burst_is_cut_from_its_spacing():
     # `strict` seed 1: 68.9/s with no burst at 0.46 s. It refuses the first send of a probe that comes sooner than
     # 1/68.9 s after the last it took; the 25 sends taken before, over a round trip of the climb, average 61/s, so

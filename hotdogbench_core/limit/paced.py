@@ -40,8 +40,8 @@ from .aimd import Feedback, LimitHistory
 
 
 def taken_since(limiter: PacedLimiter, since: float) -> int:
-    """How many of a limiter's recent sends at or after `since` the server took (not refused yet counts as taken)."""
-    n = sum(1 for t in limiter._sends if t >= since) - sum(1 for t, *_ in limiter._refusals if t >= since)
+    """How many of a limiter's sends at or after `since` the server took (not refused yet counts as taken)."""
+    n = sum(1 for t in limiter._long_sends if t >= since) - sum(1 for t in limiter._long_refused if t >= since)
     return max(0, n)
 
 
@@ -107,7 +107,8 @@ class PacedLimiter(LimitHistory):
         #                                                          of a refusal from the last send taken (_apart)
         self._noise = 0.0  # the share of sends refused under the ceiling, over about 4 x PROBE_SENDS
         self._long_sends: deque[float] = deque(maxlen=8 * self.PROBE_SENDS)  # sends and refused sends, over a
-        self._long_refused: deque[float] = deque(maxlen=8 * self.PROBE_SENDS)  # slow refusal's lag and more
+        self._long_refused: deque[float] = deque(maxlen=8 * self.PROBE_SENDS)  # slow refusal's lag, and a key's
+        #                                                                         share's 3 s at up to 266/s
 
     @property
     def limit(self) -> int:

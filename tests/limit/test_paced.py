@@ -873,6 +873,20 @@ def test_the_coordinator_does_not_slow_models_behind_caps_of_their_own():
     assert sum(worse) / len(worse) <= 0.5 and max(worse) <= 5.0, worse  # (30 draws: mean -0.1, worst 5.1 points)
 
 
+def test_a_key_s_share_counts_every_send_of_its_span():
+    # The key's share (and the board's take) is what was taken over the last 3 s: at 100/s that is 300 sends, more
+    # than a limiter's last PROBE_SENDS, which read 100 / 3 s = 33/s.
+    from hotdogbench_core.limit.paced import taken_since
+    key, clock = KeyCoordinator(), FakeClock()
+    member = key.member(8, 256, clock=clock)
+    for _ in range(600):
+        member.start()
+        clock.advance(0.01)
+        member.finish("success", 0.0, "success", None, 1)
+    assert taken_since(member, clock.t - 3.0) in (299, 300)  # (float steps of 0.01 s)
+    assert key.share(clock.t) == pytest.approx(100.0, rel=0.02)
+
+
 def test_on_a_key_the_first_cut_is_at_least_an_equal_share():
     # a model refused from its first sends (another took the key's burst) starts at an equal share of what the key
     # took, not at a probe's crawl; without a key, at what it took itself

@@ -39,9 +39,10 @@ from ..protocol.answers import names_quota
 from .aimd import Feedback, LimitHistory
 
 
-def taken_since(limiter: PacedLimiter, since: float) -> int:
-    """How many of a limiter's sends at or after `since` the server took (not refused yet counts as taken)."""
-    n = sum(1 for t in limiter._long_sends if t >= since) - sum(1 for t in limiter._long_refused if t >= since)
+def taken_since(limiter: PacedLimiter, since: float, until: float = math.inf) -> int:
+    """How many of a limiter's sends from `since` to `until` the server took (not refused yet counts as taken)."""
+    n = sum(1 for t in limiter._long_sends if since <= t <= until) - \
+        sum(1 for t in limiter._long_refused if since <= t <= until)
     return max(0, n)
 
 
@@ -135,8 +136,7 @@ class PacedLimiter(LimitHistory):
         t0 = sends[-min(last, len(sends))]
         t0 = min(t0, max(sends[0], end - self._rtt))  # over a round trip at least (a burst is no rate) ...
         span = max(end - t0, self._rtt if end - self._first < self._rtt else 1e-3)  # (or the start's round trip)
-        taken = sum(1 for t in sends if t >= t0) - sum(1 for t in self._long_refused if t0 <= t <= end)
-        return max(0, taken) / span
+        return taken_since(self, t0, end) / span
 
     def _refusal_lag(self) -> float:
         """The slowest refusal lately, if half a round trip or more (a gateway refusing through its queue; a server

@@ -1,31 +1,19 @@
 """The default limiter: a paced rate and an in-flight window, each probed on CUBIC's curve, with a refusal pause.
 
 A cap refuses what goes over it, so the limiter runs loss-based control (AIMD, Chiu and Jain 1989: what converges to
-a fair share of a shared cap) with CUBIC's probe and BBR's pacing. Sends are paced at a rate R; slow start doubles
-an unpaced window per round trip. A refusal near R's last ceiling is the cap: R is cut to BETA x the lesser of R and
-what the server took lately (of sends a refusal would be back from, where refusals are as slow as answers; or the
-rate of the refused send's spacing from the last send taken, if more, while every refusal came sooner after it than
-any two taken came: a bucket with no burst, whose rate is under that). Under
-the ceiling, refusals no more than chance allows at the share refused there lately are noise; a 402 in-flight budget
-is never a rate. Refusals above every in-flight level the server took are an in-flight cap (but a bucket with no
-burst's, as above; at or above a reading of 2 or more, so are refusals at a level more often refused than taken: a
-loaded client hears answers late, so it counts more in flight than the server): the window W is set under them (a
-first reading is retested after a round trip; a refusal under a reading says it was a rate's), and a first reading
-brings R down to what was taken (a bucket with no burst refuses two sends closer than 1 / its rate, which a pace
-over what W lets through would send at every probe of W). R climbs back to its ceiling in PROBE_SENDS sends (at most
-PROBE_MAX_S, at least an eighth of them; two round trips, of the answers' smoothed latency, before the first cut
-while no burst was taken: the start's reading of a bucket with no burst is no rate), then past it, doubling (never
-faster than 1 / BETA per refusal latency); W likewise, one more, two, four...; both to at most HEADROOM x what was
-taken (in the quick climb, by the last round trip). REFUSED refusals in a row are a spent quota or a pause: one
-probe at a time, backing off to BACKOFF_MAX_S (or a quarter of the last spent quota's refusal); a refusal that
-outlasted the open stretch before it was a quota spent early, and R becomes what the server took over that cycle;
-within QUOTA_CYCLES of them from its refill, a first refusal is that quota spent again (but a bucket with no
-burst's) and pauses at once. A server's Retry-After (or reset hint) may bring a probe forward, until a probe it
-timed is refused (a fixed one is often wrong): then never again; two refusals of a pause that name one clock time,
-or one that names its quota (OpenRouter's free-models-per-min), name a quota's reset, and the next probe waits for
-it. Refusals of sends from before a cut move nothing; failures and drops move nothing. On a key (limit/key.py) a
-model's first cut is at least an equal share of what the key took, and once the cap is seen to be the key's, the
-key's limiter decides for every model. Every change goes into a bounded history with its reason.
+a fair share of a shared cap) with CUBIC's probe and BBR's pacing. Sends are paced at a rate R under an in-flight
+window W, which slow start doubles per round trip until a refusal cuts. A refusal near R's ceiling is the cap: R
+is cut to BETA x what the server took lately (a bucket with no burst: under the refused send's spacing); refusals
+under the ceiling no more often than chance allows are noise, and a 402 in-flight budget is never a rate. Refusals
+above every in-flight level taken are an in-flight cap, and W is set under them. R and W climb back to their
+ceilings on CUBIC's curve over a probe cycle of PROBE_SENDS sends (at most PROBE_MAX_S), then past them, to at most
+HEADROOM x what was taken. REFUSED refusals in a row are a pause: one probe at a time, backing off to BACKOFF_MAX_S;
+a pause that outlasted the stretch before it was a spent quota, R becomes what was taken over that cycle, and within
+QUOTA_CYCLES of its refill a first refusal pauses at once. A server's Retry-After or reset hint may bring a probe
+forward until a probe it timed is refused; a reset named twice, or by the quota itself, is waited for. On a key
+(limit/key.py) each model's first cut is at least an equal share of what the key took, and once the cap is seen to
+be the key's, the key's limiter decides for every model. Every change goes into a bounded history with its reason;
+docs/limiter.md has each rule with its reason.
 """
 from __future__ import annotations
 
@@ -56,11 +44,10 @@ class PacedLimiter(LimitHistory):
     #                    (under 2 requests a second, a cycle spans PROBE_SENDS / 8 sends: its probe costs a refusal)
     HEADROOM = 2.0  # the probe runs at most this far past what the server was seen to take (rate and in flight)
     REFUSED = 3  # this many refusals in a row with nothing taken between: a spent quota, not a rate
-    BACKOFF_MAX_S = 4.0  # while refused, probes back off from 1/16 of this up to it (or to a quarter of the last
-    #                      spent quota's refusal, if longer): a window's boundary is missed by at most that, and a
-    #                      quota's refusal costs at most about seven probes, however long (a 50 s one, 14 at 4 s)
-    QUOTA_CYCLES = 1.5  # a refusal within this many of a spent quota's cycles from its refill is that quota spent
-    #                     again: its next cycle, and half of one for a refill placed only to within a probe's back-off
+    BACKOFF_MAX_S = 4.0  # while refused, probes back off from 1/16 of this up to it (or a quarter of the last spent
+    #                      quota's refusal): a window's boundary is missed by at most that, a long refusal costs ~7
+    QUOTA_CYCLES = 1.5  # a refusal this many of a spent quota's cycles from its refill is that quota spent again:
+    #                     its next cycle, and half of one for a refill placed only to within a probe's back-off
     RETRY_BASE_S = 0.1  # a refused photo without Retry-After waits up to this x 2**attempts: the pacer keeps the rate
 
     _on_key = False  # a member of a key (limit/key.py: KeyMember) may be refused in slow start by the others' sends
@@ -71,45 +58,40 @@ class PacedLimiter(LimitHistory):
             raise ValueError(f"concurrency must be >= 1 (start={start}, cap={cap})")
         super().__init__(clock)
         self.cap = cap
-        self.max_rate = self._max_told = max_rate or math.inf  # a rate the user knows the server allows (or the
-        #                                                         server says): the pace never goes over it
+        self.max_rate = self._max_told = max_rate or math.inf  # told by the user (or the server): never passed
         self.in_flight = self.peak_in_flight = self.throttles = self.failures = self.transport_errors = 0
         self.slow_start, self._window = True, float(min(start, cap))
         self._recorded = int(self._window)  # the limit the history last said
         self._w_ceiling, self._w_t = self._window, -math.inf  # the window's probe curve: ceiling, when set
-        self._r_ceiling, self._r_t, self._r_k = math.inf, -math.inf, 1.0  # the rate's probe curve (inf: unpaced)
+        self._r_ceiling, self._r_t, self._r_k = math.inf, -math.inf, 1.0  # the rate's (inf: unpaced)
         self._tat = -math.inf  # pacer: when the next send is due
-        self._sends: deque[float] = deque(maxlen=self.PROBE_SENDS)  # send times
-        self._refusals: deque[tuple[float, float, int, float]] = deque(maxlen=self.PROBE_SENDS)  # refused: its
-        #                                          start here, when answered, in-flight level, sent (by its latency)
-        self._taken: deque[tuple[float, int]] = deque(maxlen=self.PROBE_SENDS)  # taken: sent, in-flight level
-        self._seen, self._w_k = 0, self.PROBE_MAX_S  # the highest of them; the window's probe time scale
-        self._above = 0  # refusals above every level taken, since the last reading: two make a first one
-        self._w_read = 0.0  # the in-flight cap last read (not the ceiling, which levels taken above it raise)
+        # the last PROBE_SENDS sends, refusals (start here, answered, in-flight level, sent by its latency), takes
+        self._sends: deque[float] = deque(maxlen=self.PROBE_SENDS)
+        self._refusals: deque[tuple[float, float, int, float]] = deque(maxlen=self.PROBE_SENDS)
+        self._taken: deque[tuple[float, int]] = deque(maxlen=self.PROBE_SENDS)  # (sent, in-flight level)
+        self._seen, self._w_k = 0, self.PROBE_MAX_S  # the highest level taken; the window's probe time scale
+        self._above = 0  # refusals above every level taken since the last reading: two make a first one
+        self._w_read = 0.0  # the in-flight cap last read (the ceiling also rises to levels taken above it)
         self._in_row = 0  # refusals since the last request taken (of those sent after the last refusal)
-        # send time of the latest refusal, when it came, when the latest run of them began, what was taken before
+        # the latest refusal's send time, its answer, when the latest run of them began; the take before a pause
         self._refused_at = self._last_refusal = self._refused_since = -math.inf
-        self._taken_before = self._paused_at = math.inf  # (and when the latest pause began)
-        self._probe_at, self._backoff, self._probe_sent = -math.inf, 0.0, None  # while refused: the next probe,
-        #                                                                           and when the one out went
-        self._reset_at, self._reset_t = -math.inf, math.inf  # the clock time the last hint of a pause named, and when
-        self._trust, self._hinted = True, 0.0  # the server's hints time probes until one proves wrong (then never
-        #                                          again); the wait the last one set
-        self._spent_s = self._cycle_s = 0.0  # how long the last spent quota's refusal and cycle lasted (0: the
-        #                                       last refusal was no quota's)
+        self._taken_before = self._paused_at = math.inf
+        self._probe_at, self._backoff, self._probe_sent = -math.inf, 0.0, None  # while refused
+        self._reset_at, self._reset_t = -math.inf, math.inf  # the clock time a pause's last hint named, and when
+        self._trust, self._hinted = True, 0.0  # hints time probes until one proves wrong; the wait the last set
+        self._spent_s = self._cycle_s = 0.0  # the last spent quota's refusal and cycle (0: no quota's)
         self._early = 0  # the pause began at its first refusal (1), and a probe of it was refused (2)
         self._named = False  # the latest run of refusals began with one naming its quota ("429/quota")
-        self._refusal_s = 0.0  # the slowest refusal of the latest run of them: a probe not refused in time passed
+        self._refusal_s = 0.0  # the slowest refusal of the latest run: a probe not refused in time passed
         self._open_t, self._open_sends, self._open_refused = clock(), 0, 0  # since the last refusal ended
-        self._rtt, self._first = 1.0, math.inf  # a round trip: the answers' smoothed latency; the first send
-        self._changed = -math.inf  # the last cut: refusals of requests sent before it show are old news
-        self._cut_yet = False  # a refusal has cut the rate (before one, a ceiling is the start's reading)
-        self._taken_apart, self._refused_apart = math.inf, 0.0  # the closest two sends taken; the widest spacing
-        #                                                          of a refusal from the last send taken (_apart)
-        self._noise = 0.0  # the share of sends refused under the ceiling, over about 4 x PROBE_SENDS
-        self._long_sends: deque[float] = deque(maxlen=8 * self.PROBE_SENDS)  # sends and refused sends, over a
-        self._long_refused: deque[float] = deque(maxlen=8 * self.PROBE_SENDS)  # slow refusal's lag, and a key's
-        #                                                                         share's 3 s at up to 266/s
+        self._rtt, self._first = 1.0, math.inf  # the answers' smoothed latency; the first send
+        self._changed = -math.inf  # the last cut: refusals of sends from before it are old news
+        self._cut_yet = False  # before a cut, a ceiling is the start's reading
+        self._taken_apart, self._refused_apart = math.inf, 0.0  # see _apart
+        self._noise = 0.0  # the share refused under the ceiling, over about 4 x PROBE_SENDS sends
+        # over 8 x PROBE_SENDS: for a slow refusal's lag, and a key's share's 3 s at up to 266/s
+        self._long_sends: deque[float] = deque(maxlen=8 * self.PROBE_SENDS)
+        self._long_refused: deque[float] = deque(maxlen=8 * self.PROBE_SENDS)
 
     @property
     def limit(self) -> int:
@@ -119,13 +101,11 @@ class PacedLimiter(LimitHistory):
     refused = property(lambda self: self._in_row >= self.REFUSED)  # refused in a row: probing
     # the server never took two sends as close as one it refused (_apart); once it did, never again
     _no_burst = property(lambda self: self._taken_apart > self._refused_apart)
-    _quick = property(lambda self: self._no_burst and not self._cut_yet)  # the start's quick climb (_k): before the
-    #                                                                        first cut, while no burst was taken
+    _quick = property(lambda self: self._no_burst and not self._cut_yet)  # the start's quick climb (see _k)
 
     def taken_rate(self, now: float, last: int = PROBE_SENDS, lag: float = 0.0) -> float:
-        """Requests per second the server took over the `last` sends (at most PROBE_SENDS), a round trip at least
-        (not refused yet counts as taken), of those sent `lag` seconds ago or more: a newer send is not known taken
-        (a loaded gateway's refusals are as slow as its answers: a pace over its cap would measure itself)."""
+        """Requests a second the server took over the `last` sends (at most PROBE_SENDS; a round trip at least), of
+        those sent `lag` s ago or more: where refusals are as slow as answers, a pace over the cap measures itself."""
         end = now - lag
         if lag and end - self._first >= self._rtt:  # (the start's sends alone are no rate)
             sends = [t for t in self._long_sends if t <= end][-self.PROBE_SENDS:]
@@ -140,19 +120,15 @@ class PacedLimiter(LimitHistory):
 
     def _refusal_lag(self) -> float:
         """The slowest refusal lately, if half a round trip or more (a gateway refusing through its queue; a server
-        that refuses at its door tells at once: 0): a send out for less may yet be refused."""
+        that refuses at its door tells at once: 0)."""
         lag = max((answered - sent for _, answered, _, sent in self._refusals), default=0.0)
         return lag if lag >= self._rtt / 2 else 0.0
 
     def _k(self, per_s: float) -> float:
-        """Seconds of a probe cycle at `per_s` requests per second: PROBE_SENDS of them, at most PROBE_MAX_S, but an
-        eighth of them at least once that many were taken, or a bucket with no burst was cut (at a cap of a request
-        a second or less, PROBE_MAX_S spans a few sends, and each probe costs a refusal; a pace guessed from fewer,
-        or near max_rate, climbs at once); and at least so long that while a refusal is on its way (a loaded
-        gateway's are as slow as its answers) the probe past the ceiling, doubling every k/2, grows the rate by no
-        more than a cut takes off (1 / BETA). Before the first cut, while the server took no burst, two round trips:
-        the start's sends at once met a bucket with no burst, whose one taken of them, read as a spent quota, is no
-        rate; past it, the pace doubles per round trip."""
+        """Seconds of a probe cycle at `per_s`: PROBE_SENDS sends, at most PROBE_MAX_S; at least an eighth of them
+        once that many were taken or a bucket with no burst was cut (under a request a second, each probe costs a
+        refusal); at least long enough that the probe grows by no more than 1 / BETA while a slow refusal is on its
+        way. In the start's quick climb (no burst taken yet), two round trips."""
         slow = (len(self._taken) >= self.PROBE_SENDS / 8 or self._no_burst and self._cut_yet) and \
             per_s < self.BETA * self.max_rate
         sends = max(min(self.PROBE_MAX_S * per_s, self.PROBE_SENDS), self.PROBE_SENDS / 8 if slow else 0)
@@ -171,8 +147,8 @@ class PacedLimiter(LimitHistory):
         return min(self._probed(self.clock() if now is None else now), self.max_rate)
 
     def stated(self, rate: float) -> None:
-        """The server says it allows `rate` requests per second (an answer's x-ratelimit-limit-requests): the pace
-        stays under it, as under a max rate; a max rate the user gave wins (a server may mean another period)."""
+        """The server says it allows `rate` requests per second (x-ratelimit-limit-requests): a max rate, unless the
+        user gave one (a server may mean another period)."""
         if math.isinf(self._max_told) and rate != self.max_rate:
             self.max_rate = rate
             self._record(self.clock(), f"the server's stated cap: at most {rate * 60:.4g} a minute")
@@ -183,8 +159,8 @@ class PacedLimiter(LimitHistory):
         value = self._curve(self._r_ceiling, self._r_t, now, self._r_k)
         top = self.HEADROOM * self._r_ceiling
         if value >= top:  # far past the old ceiling with nothing refused: a new ceiling, if sends followed (in the
-            if self.taken_rate(now, 1 if self._quick else self.PROBE_SENDS) < self._r_ceiling:  # quick climb, those
-                return top  # of the last round trip: it doubles per round trip, and 25 sends at 5/s span four)
+            if self.taken_rate(now, 1 if self._quick else self.PROBE_SENDS) < self._r_ceiling:  # quick climb, over
+                return top  # the last round trip: 25 sends at 5/s span four)
             self._r_k = max(self._r_k, self._k(top))  # (a quota's cycle stays the time scale)
             self._r_ceiling, self._r_t = top, now - self._r_k
             self._record(now, "probe")
@@ -282,20 +258,19 @@ class PacedLimiter(LimitHistory):
                 self._record(now, "slow start")
 
     def _end_refusal(self, now: float) -> None:
-        """The server takes again (the probe was a send of the pace: the next keeps its spacing). A refusal that
-        outlasted the stretch before it, or a probe of a pause begun at once, was a spent quota: the pace becomes
-        what the server took over the whole cycle, and the cycle is the next probe's time scale. A shorter one was
-        a cap passed for a moment: its first refusal cut the pace already."""
+        """The server takes again. A refusal that outlasted the stretch before it, or a probe of a pause begun at
+        once, was a spent quota: the pace becomes what the server took over the cycle, the cycle the next probe's
+        time scale. A shorter one was a cap passed for a moment, cut already at its first refusal."""
         refill = (self._last_refusal + now) / 2  # the refill came between the last refused probe and this one
         cycle = (self._open_sends - self._open_refused) / max(refill - self._open_t, 1e-3)
-        spent = now - self._refused_since >= self._refused_since - self._open_t or self._early > 1  # refused
-        self._leave_slow_start(now)  # longer than open, or a quota's pause that outlasted a probe
+        spent = now - self._refused_since >= self._refused_since - self._open_t or self._early > 1
+        self._leave_slow_start(now)
         self._spent_s, self._cycle_s = (now - self._refused_since, now - self._open_t) if spent else (0.0, 0.0)
         if spent:
             self._r_ceiling = min(self.rate(now), max(cycle, 1.0 / self.BACKOFF_MAX_S))
             self._r_k = max(self._k(self._r_ceiling), now - self._open_t)
             self._r_t = self._changed = now - self._r_k  # at the ceiling, not under it
-        else:  # a cap passed for a moment: cut as for one refusal, to what was taken before the pause
+        else:  # as one refusal's cut, to what was taken before the pause
             self._cut(now, min(self.rate(now), self._taken_before), "cut: refused in a row")
         self._in_row, self._probe_sent, self._early = 0, None, 0
         self._open_t, self._open_sends, self._open_refused = now, 0, 0
@@ -303,9 +278,8 @@ class PacedLimiter(LimitHistory):
 
     def _refusal(self, now: float, sent_at: float, level: int, tag: str, retry_after: float | None) -> None:
         old = now - self.REFUSED * max(self._refusal_s, now - sent_at)  # sends older than this were not refused
-        between = sum(1 for t in self._sends if self._refused_at < t < min(sent_at, old))  # taken, after the last
-        #                                                                                       refused send
-        own = self._sent(sent_at, refused=True)
+        between = sum(1 for t in self._sends if self._refused_at < t < min(sent_at, old))  # taken since the last
+        own = self._sent(sent_at, refused=True)  # refused send
         self._refusals.append((own, now, level, sent_at))
         self._long_refused.append(own)
         gap = self._refused_gap(own)  # a bucket with no burst's refusal (not an in-flight cap's): its spacing
@@ -318,19 +292,18 @@ class PacedLimiter(LimitHistory):
             self._refused_since = now
             self._named = names_quota(tag)  # a quota the server named: spent, whatever came before
             if level <= max(self._seen, 1) and now - self._open_t < self.QUOTA_CYCLES * self._cycle_s and \
-                    gap is None or self._named:  # the quota spent again (not an in-flight cap, nor a bucket with
-                self._in_row, self._early = self.REFUSED, 1  # no burst, which a quota's refill would take): pause
+                    gap is None or self._named:  # the quota spent again (not an in-flight cap's, nor a bucket
+                self._in_row, self._early = self.REFUSED, 1  # with no burst's, which its refill takes): pause
         self._refusal_s = max(self._refusal_s, now - sent_at) if self._in_row > 1 else now - sent_at
         if self._in_row >= self.REFUSED:  # refused: probes back off, one at a time
             self._pause(now, sent_at, tag, retry_after)
         elif level > 1 and gap is None and (level > self._seen or
                                            level >= self._w_read > 1 and self._mostly_refused(level)):
-            self._read_window(now, level, tag)  # above every level lately taken, or at or above a reading of 2
-            #  or more, at a level more often refused than taken: an in-flight cap (a reading of 1 is most often a
-            #  rate cap's burst: its level 2 is sent only by the window's probes, at the pace, and refused by a rate)
+            self._read_window(now, level, tag)  # (a reading of 1 is most often a rate cap's burst: level 2 is
+            #                                     sent only by the window's probes, at the pace)
         else:
-            if level < self._w_read:  # refused under an in-flight reading: a rate cap refuses at any level, the
-                self._w_read, self._w_t = 0.0, now - self._w_k  # reading was (also) its: the window opens again
+            if level < self._w_read:  # refused under an in-flight reading: the reading was (also) a rate cap's
+                self._w_read, self._w_t = 0.0, now - self._w_k
                 self._w_ceiling = max(self._w_ceiling, self.HEADROOM * self._seen)
             if not tag.startswith("402"):  # an in-flight budget (OpenRouter's 402): a count out, never a rate
                 rate = self.rate(now)
@@ -353,11 +326,11 @@ class PacedLimiter(LimitHistory):
         self._trust = self._trust and (first or not self._hinted or counted)  # timed was a hair early
         hint = self._backoff if retry_after is None else max(retry_after, 1e-3)
         wait = min(self._backoff, hint) if self._trust else self._backoff
-        if retry_after is not None:  # two refusals of a pause that name one clock time name a quota's reset: the
-            at, spacing = now + retry_after, now - self._reset_t  # probe waits for it (a fixed value moves with
+        if retry_after is not None:  # two refusals of a pause that name one clock time name a quota's reset (a
+            at, spacing = now + retry_after, now - self._reset_t  # fixed value moves with the clock by the spacing;
             if spacing >= self.BACKOFF_MAX_S / 16 and abs(at - self._reset_at) < min(1.0, spacing / 4) or \
-                    self._named:  # the clock by the spacing itself; Retry-After counts whole seconds;
-                wait = max(wait, retry_after)  # a refusal that names its quota gives that quota's reset)
+                    self._named:  # Retry-After counts whole seconds), as does a refusal that names its quota
+                wait = max(wait, retry_after)
             self._reset_at, self._reset_t = at, now
         self._hinted = wait if wait < self._backoff else 0.0  # (a server's hint may only bring a probe forward)
         self._probe_at, self._probe_sent = now + wait, None
@@ -374,32 +347,27 @@ class PacedLimiter(LimitHistory):
             self.slow_start, self._above = False, 0
             self._window = self._w_ceiling = self._w_read = float(level - 1)
             pace = 0.0 if math.isinf(self._r_ceiling) else self._r_ceiling  # by sends, a probe costs a refusal:
-            taken = self.taken_rate(now)  # the pace's, where the window holds the sends back (a window misread
-            self._w_k = self.PROBE_SENDS / max(taken, pace, 1e-3)  # under it would be probed once in minutes)
-            if not again:  # a first reading (a burst may have met a rate cap): tested again after a round trip,
-                self._w_k = min(self._w_k, max(self._rtt, 1e-3))  # with the pace at most what was taken: a pace
-                if pace and 0 < taken < self.rate(now):  # over what the window lets through would send the test's
-                    self._r_ceiling, self._r_k = taken, self._k(taken)  # extra request at once, and a bucket with
-                    self._r_t = now - self._r_k  # no burst refuses two sends closer than 1 / its rate (at that
-                    #                              ceiling, probing past it)
+            taken = self.taken_rate(now)  # the pace's, where the window holds the sends back
+            self._w_k = self.PROBE_SENDS / max(taken, pace, 1e-3)
+            if not again:  # a first reading (a burst may have met a rate cap) is tested again after a round trip,
+                self._w_k = min(self._w_k, max(self._rtt, 1e-3))  # with the pace at most what was taken (a bucket
+                if pace and 0 < taken < self.rate(now):  # with no burst refuses the test's extra send at once)
+                    self._r_ceiling, self._r_k = taken, self._k(taken)
+                    self._r_t = now - self._r_k  # (at that ceiling, probing past it)
             self._w_t = now - self._w_k  # at the ceiling: measured, not cut
             self._record(now, f"window {tag}")
 
     def _mostly_refused(self, level: int) -> bool:
-        """Lately, of the sends at `level` in flight, more were refused than taken (and three at least). A loaded
-        client hears answers a moment after the server let them go, so it counts one more in flight now and then,
-        and an in-flight cap takes a send it counted above the cap; a rate cap refuses at every level. (At `level`
-        or above, the start's burst, refused at every level past a rate cap's room, would read a window.)"""
-        since = max(self._taken[0][0] if self._taken else -math.inf, self._refusals[0][3])  # (by send times, as
-        #  the taken: a refusal's start here may be an earlier one than its own, which another refusal claimed)
+        """Lately, of the sends at `level` in flight, more were refused than taken (and three at least): a loaded
+        client hears answers late and counts one more in flight than the server now and then; a rate cap refuses at
+        every level."""
+        since = max(self._taken[0][0] if self._taken else -math.inf, self._refusals[0][3])  # (by send times)
         taken = sum(1 for t, lvl in self._taken if t >= since and lvl == level)
         return sum(1 for _, _, lvl, t in self._refusals if t >= since and lvl == level) > max(taken, 2)
 
     def _sent(self, t: float, refused: bool = False) -> float:
-        """When a request the runner measured as sent at `t` was started here (its latency is the HTTP exchange's,
-        which begins a little after start(): matched to the last start at or before it, give or take a microsecond
-        of rounding; a refused one, to the last no other refusal was matched to: of a burst's starts, each refusal
-        its own, or a span's count of refusals would take in those of sends from before it)."""
+        """When a request the runner measured as sent at `t` was started here: the last start at or before it (give
+        or take a microsecond); a refused one, the last no other refusal was matched to (a burst's each its own)."""
         i = bisect_right(self._sends, t + 1e-6) - 1
         claimed = Counter(s for s, *_ in self._refusals) if refused else Counter()
         while i > 0 and claimed[self._sends[i]] > 0:
@@ -408,10 +376,8 @@ class PacedLimiter(LimitHistory):
         return self._sends[i] if i >= 0 else t
 
     def _refused_gap(self, own: float) -> float | None:
-        """How soon after the last send taken a refused send went, while every refusal came sooner after it than any
-        two taken came (two taken at least): a bucket with no burst, which refuses a send sooner than 1 / its rate
-        after the last it took, so its rate is under 1 / that. None once the server took two sends as close as one
-        it refused (a burst, or an in-flight cap), and for ever after."""
+        """How soon after the last send taken a refused send went, while the server took no burst (_apart): a bucket
+        with no burst refuses a send sooner than 1 / its rate after the last it took. None once it took one."""
         refused = {t for t, *_ in self._refusals}  # (own: the refused send's start, already among them)
         last_taken = next((t for t in reversed(self._sends) if t < own and t not in refused), -math.inf)
         self._apart(refused=own - last_taken if last_taken > -math.inf else 0.0)
@@ -426,9 +392,8 @@ class PacedLimiter(LimitHistory):
             self._r_k = max(self._r_k, self._k(self._r_ceiling))
 
     def _noise_now(self, rate: float) -> bool:
-        """Under the ceiling, a refusal no more than chance allows at the share refused there lately is noise: it
-        moves nothing (a ceiling brought down to the pace cut it again at every one). The same test holds in slow start
-        off a key (a random 402 would end it; on a key, the others' sends may)."""
+        """Under the ceiling (or in slow start off a key), a refusal no more than chance allows at the share refused
+        there lately is noise: it moves nothing."""
         under = not math.isinf(rate) and rate < self._r_ceiling * (1 - (1 - self.BETA) / 8)
         if not under and not (self.slow_start and not self._on_key):
             return False
@@ -445,9 +410,8 @@ class PacedLimiter(LimitHistory):
 
     def _cut(self, now: float, ceiling: float, reason: str) -> None:
         self._leave_slow_start(now)
-        floor = 1 / (4 if ceiling > 0 else 1) / self.BACKOFF_MAX_S  # a send a probe's back-off where nothing was
-        self._r_ceiling, self._r_t = max(ceiling, floor), now  # taken (no rate measured), else one in four (a bucket
-        #                                                         of 0.2/s is paced under, not over)
+        floor = 1 / (4 if ceiling > 0 else 1) / self.BACKOFF_MAX_S  # a send a back-off where nothing was taken,
+        self._r_ceiling, self._r_t = max(ceiling, floor), now  # else one in four (0.2/s is paced under, not over)
         self._cut_yet = True
         self._r_k, self._changed = self._k(self._r_ceiling), now
         self._tat = now + 1.0 / self.rate(now)

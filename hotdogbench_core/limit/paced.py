@@ -298,7 +298,7 @@ class PacedLimiter(LimitHistory):
         if self._in_row >= self.REFUSED:  # refused: probes back off, one at a time
             self._pause(now, sent_at, tag, retry_after)
         elif level > 1 and gap is None and (level > self._seen or
-                                           level >= self._w_read > 1 and self._mostly_refused(level)):
+                                           level >= self._w_read > 1 and self._refused_at_the_top(level)):
             self._read_window(now, level, tag)  # (a reading of 1 is most often a rate cap's burst: level 2 is
             #                                     sent only by the window's probes, at the pace)
         else:
@@ -357,13 +357,15 @@ class PacedLimiter(LimitHistory):
             self._w_t = now - self._w_k  # at the ceiling: measured, not cut
             self._record(now, f"window {tag}")
 
-    def _mostly_refused(self, level: int) -> bool:
-        """Lately, of the sends at `level` in flight, more were refused than taken (and three at least): a loaded
-        client hears answers late and counts one more in flight than the server now and then; a rate cap refuses at
-        every level."""
+    def _refused_at_the_top(self, level: int) -> bool:
+        """Lately every refusal came at `level` in flight or above, and that more often than chance allows (1 in 40)
+        at the share of sends made there: an in-flight cap refuses only at its top, a rate cap at every level. (A
+        loaded client hears answers late and counts one more in flight than the server, so the top is taken too.)"""
         since = max(self._taken[0][0] if self._taken else -math.inf, self._refusals[0][3])  # (by send times)
-        taken = sum(1 for t, lvl in self._taken if t >= since and lvl == level)
-        return sum(1 for _, _, lvl, t in self._refusals if t >= since and lvl == level) > max(taken, 2)
+        refused = [lvl for _, _, lvl, t in self._refusals if t >= since]
+        levels = [lvl for t, lvl in self._taken if t >= since] + refused
+        top = sum(1 for lvl in levels if lvl >= level) / max(len(levels), 1)
+        return len(refused) >= 2 and min(refused) >= level and top ** len(refused) < 1 / 40
 
     def _sent(self, t: float, refused: bool = False) -> float:
         """When a request the runner measured as sent at `t` was started here: the last start at or before it (give

@@ -126,9 +126,10 @@ class PacedLimiter(LimitHistory):
 
     def _k(self, per_s: float) -> float:
         """Seconds of a probe cycle at `per_s`: PROBE_SENDS sends, at most PROBE_MAX_S; at least an eighth of them
-        once that many were taken or a bucket with no burst was cut (under a request a second, each probe costs a
-        refusal); at least long enough that the probe grows by no more than 1 / BETA while a slow refusal is on its
-        way. In the start's quick climb (no burst taken yet), two round trips."""
+        once that many were taken or a bucket with no burst was cut, and the pace is not near max_rate (under a
+        request a second each probe costs a refusal; a pace guessed from fewer, or told, climbs at once); at least
+        so long that the probe grows by no more than 1 / BETA while a slow refusal is on its way. In the start's quick
+        climb (no burst taken yet), two round trips."""
         slow = (len(self._taken) >= self.PROBE_SENDS / 8 or self._no_burst and self._cut_yet) and \
             per_s < self.BETA * self.max_rate
         sends = max(min(self.PROBE_MAX_S * per_s, self.PROBE_SENDS), self.PROBE_SENDS / 8 if slow else 0)

@@ -64,6 +64,7 @@ from scenarios import FAMILIES, HELD_OUT, draw  # noqa: E402
 from hotdogbench_core.limit.aimd import AIMDLimiter  # noqa: E402
 from hotdogbench_core.limit.board import MemoryBoard  # noqa: E402
 from hotdogbench_core.limit.paced import PacedLimiter  # noqa: E402
+from hotdogbench_core.protocol.models import FREE_CAP, known_rates  # noqa: E402
 from hotdogbench_core.sim.capmodel import Client, FakeClock, simulate  # noqa: E402
 
 NOKEY = bool(__import__("os").environ.get("NOKEY"))
@@ -79,6 +80,7 @@ def make_clients(policy: str, setup, clock):
     if policy in ("adaptive", "told") and not NOKEY and not setup.processes and len(setup.servers) > 1:  # one run: one key
         from hotdogbench_core.limit.key import KeyCoordinator
         key = KeyCoordinator()
+    known = known_rates(setup.models or [], together=not setup.processes)  # as the session's, models at once
     board: dict = {}  # two processes on one key: their entries on its board (limit/board.py), as files would hold
     for i, (server, photos) in enumerate(zip(setup.servers, setup.photos)):
         if policy in ("adaptive", "told"):
@@ -87,6 +89,8 @@ def make_clients(policy: str, setup, clock):
                 key = MemoryBoard(board, str(i), clock)
             lim = PacedLimiter(START, MAX, clock=clock, max_rate=told) if key is None else \
                 key.member(START, MAX, clock, max_rate=told)
+            if setup.models and setup.models[i] in known:  # as RunSettings.limiter_for: a free model's slice
+                lim.stated(known[setup.models[i]], FREE_CAP)
             clients.append(Client(lim, server, photos, retry_budget_s=180.0))
         elif policy == "reference":
             clients.append(Client(AIMDLimiter(START, MAX, clock=clock), server, photos, retry_budget_s=None,

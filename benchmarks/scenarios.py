@@ -43,6 +43,7 @@ class Setup:
     halve_at: float | None = None  # seconds: the cap halves here ...
     double_at: float | None = None  # ... and doubles back here
     mean_latency: float = 0.2
+    models: list[str] | None = None  # the clients' model ids where they matter (OpenRouter's free variants)
 
 
 @dataclass
@@ -297,7 +298,8 @@ def _free(rng, seed):
     """OpenRouter's free models: 20 requests a clock minute on the key (shared by the 1-4 models of a run), refused
     with its 429s (no Retry-After; X-RateLimit-Limit and -Reset in the body, the quota named free-models-per-min,
     read by the runner's classifier: a pace of one under the count a minute from the first refusal on), latency
-    0.5-5 s."""
+    0.5-5 s. Their ids end in ":free", as OpenRouter's do, so the runner paces them under the key's 20 a minute
+    from the first send (protocol.models.known_rates)."""
     k = rng.randint(1, 4)
     lat, sigma = _latency(rng, 0.5, 5.0)
     mean = _mean(lat, sigma)
@@ -307,7 +309,7 @@ def _free(rng, seed):
     def make():
         cap = Cap("window", n=20, period=60.0, phase=phase, retry_after="openrouter")
         return Setup([Server([cap], latency=lat, sigma=sigma) for _ in range(k)], [_photos(20 / 60 / k, 300)] * k,
-                     [[cap]] * k, shared=k > 1, mean_latency=mean)
+                     [[cap]] * k, shared=k > 1, mean_latency=mean, models=[f"vendor/model-{i}:free" for i in range(k)])
     return p, make
 
 

@@ -33,7 +33,7 @@ class Limiter(Protocol):
     def finish(self, kind: Feedback, latency: float | None = None, tag: str = "", retry_after: float | None = None,
                sent_in_flight: int | None = None) -> None: ...
 
-    def stated(self, rate: float) -> None: ...  # a cap the server states, requests per second
+    def stated(self, rate: float, source: str = ...) -> None: ...  # a cap the server states (or known), requests/s
 
     def stats(self) -> dict: ...
 

@@ -136,7 +136,7 @@ class AIMDLimiter(LimitHistory):
         self.in_flight -= 1
         self.feedback(kind, latency, tag)
 
-    def stated(self, rate: float) -> None:
+    def stated(self, rate: float, source: str = "") -> None:
         """A cap the server states: the reference has no pacer, so it keeps none."""
 
     def stats(self) -> dict:

@@ -58,8 +58,8 @@ class KeyMember(PacedLimiter):
         super().finish(kind, latency, tag, retry_after, sent_in_flight)
         self.key.finished(self, kind, latency, tag, retry_after, sent_in_flight)
 
-    def stated(self, rate: float) -> None:
-        super().stated(rate)
+    def stated(self, rate: float, source: str = "the server's stated cap") -> None:
+        super().stated(rate, source)
         self.key.stated(rate)
 
     def _taken_one(self, now: float, sent_at: float, level: int) -> None:

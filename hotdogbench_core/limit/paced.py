@@ -147,12 +147,12 @@ class PacedLimiter(LimitHistory):
         """The pace now, requests per second (inf: unpaced, before the first rate signal), at most max_rate."""
         return min(self._probed(self.clock() if now is None else now), self.max_rate)
 
-    def stated(self, rate: float) -> None:
-        """The server says it allows `rate` requests per second (x-ratelimit-limit-requests): a max rate, unless the
-        user gave one (a server may mean another period)."""
+    def stated(self, rate: float, source: str = "the server's stated cap") -> None:
+        """The server says it allows `rate` requests per second (x-ratelimit-limit-requests), or it is known (an
+        OpenRouter free model's): a max rate, unless the user gave one (a server may mean another period)."""
         if math.isinf(self._max_told) and rate != self.max_rate:
             self.max_rate = rate
-            self._record(self.clock(), f"the server's stated cap: at most {rate * 60:.4g} a minute")
+            self._record(self.clock(), f"{source}: at most {rate * 60:.4g} a minute")
 
     def _probed(self, now: float) -> float:
         if math.isinf(self._r_ceiling):

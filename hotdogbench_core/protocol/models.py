@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..errors import FieldError
+from .answers import minute_count_rate
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,19 @@ PRESETS: dict[str, list[str]] = {
     "cheap": ["typesafe/jev-1.14", "openai/gpt-6-luna", "anthropic/claude-haiku-5.5", "openai/gpt-6.1-sol"],
 }
 PLAIN = ModelSpec()
+FREE_SUFFIX = ":free"  # OpenRouter's free variant of a model: "author/slug:free"
+FREE_PER_MINUTE = 20  # OpenRouter's documented limit on free variants: requests a minute, counted per key
+FREE_CAP = f"OpenRouter's free models: {FREE_PER_MINUTE} a minute on the key"  # the limit history's reason
+
+
+def known_rates(models: list[str], together: bool) -> dict[str, float]:
+    """Requests a second the models of a run are known to be allowed before anything is sent: OpenRouter's free
+    variants share FREE_PER_MINUTE a minute on the key, so one under that (as a stated count,
+    answers.minute_count_rate), split evenly among the free runs asked at once (`together`: models in parallel; a
+    model listed twice, as under two conditions, counts twice). Other ids are absent: nothing is known."""
+    free = [m for m in models if m.endswith(FREE_SUFFIX)]
+    rate = minute_count_rate(FREE_PER_MINUTE) / (len(free) if together and free else 1)
+    return {m: rate for m in free}
 
 
 class UnknownModelError(FieldError):

@@ -19,6 +19,7 @@ import httpx
 
 from ..errors import StorageError
 from ..protocol.conditions import REFERENCE, Condition, arm_label
+from ..protocol.models import known_rates
 from ..protocol.request import Request
 from ..protocol.transform import Sent
 from ..store.dataset import Dataset
@@ -47,7 +48,7 @@ class ModelRun(ModelFiles, Attempts):
     def __init__(self, model: str, dataset: Dataset, settings: RunSettings, run_dir: Path, *,
                  resume: bool = False, on_event: Callable[[Event], None] | None = None,
                  budget: CostBudget | None = None, price: dict[str, float] | None = None, key=None,
-                 condition: Condition | None = None):
+                 condition: Condition | None = None, known_rate: float | None = None):
         self.model, self.dataset, self.settings = model, dataset, settings
         self.experiment = condition is not None  # a run with conditions (this one may be the reference)
         self.condition = None if condition is None or condition.is_reference else condition
@@ -61,8 +62,11 @@ class ModelRun(ModelFiles, Attempts):
         self.url = settings.url_for(self.request.path)
         self.redactor = Redactor.for_settings(settings)  # the key and URL credentials out of every stored text
         # key: a limit.KeyCoordinator the models of one run on one key share, or the limit.KeyBoard of the
-        # processes on the key (adaptive policy only)
-        self.limiter = settings.limiter_for(key)
+        # processes on the key (adaptive policy only); known_rate: the model's slice of a cap known before the
+        # first send (the session's protocol.models.known_rates; by default the model's own, as if alone)
+        if known_rate is None:
+            known_rate = known_rates([model], together=False).get(model)
+        self.limiter = settings.limiter_for(key, known_rate)
         self.limiter.subscribe(lambda c: self._emit(LimitChanged(self.arm, c)))
         self.retries_exhausted = 0  # photos that ended as "retries exhausted" in this session
         self.rng = random.Random(settings.seed)

@@ -12,6 +12,7 @@ from ..errors import StorageError
 from ..limit.board import KeyBoard
 from ..limit.key import KeyCoordinator
 from ..protocol.conditions import Condition
+from ..protocol.models import known_rates
 from ..stats.conditions import add_condition_keys, condition_of
 from ..stats.measures import statistics_settings, write_agreement
 from ..stats.pairs import write_pairs
@@ -117,8 +118,10 @@ async def _run_models(rundir: RunDir, models, dataset, settings, *, resume, on_e
     # processes of this machine on the key (limit/board.py)
     board_warnings: list[str] = []
     key = KeyCoordinator() if parallel else _key_board(settings, board_warnings)
+    arms = [(m, c) for m in models for c in (conditions or [None])]
+    known = known_rates([m for m, _ in arms], together=parallel)  # free models: their slices of the key's minute
     runs = [ModelRun(m, dataset, settings, rundir, resume=resume, on_event=on_event, budget=budget,
-                     price=pre.prices.get(m), key=key, condition=c) for m in models for c in (conditions or [None])]
+                     price=pre.prices.get(m), key=key, condition=c, known_rate=known.get(m)) for m, c in arms]
     result = RunResult(run_dir, warnings=list(pre.warnings) + board_warnings)
     for text in result.warnings:
         _tell(on_event, Notice(None, text))

@@ -9,6 +9,7 @@ from urllib.parse import urlsplit, urlunsplit
 from ..errors import FieldError, RunError  # noqa: F401 (RunError: callers import it from here too)
 from ..limit.aimd import AIMDLimiter
 from ..limit.paced import PacedLimiter
+from ..protocol.models import FREE_CAP
 from ..protocol.request import DIALECTS, Request, request_for
 from ..store.redact import public_url
 from .keys import find_key
@@ -105,14 +106,19 @@ class RunSettings:
         _check_url(self.base_url)
         self.base_url = self.base_url.rstrip("/")
 
-    def limiter_for(self, key=None):
+    def limiter_for(self, key=None, known_rate: float | None = None):
         """A model's limiter: this run's policy; on `key` (adaptive policy only: a limit.KeyCoordinator of models
-        sharing a key, or the limit.KeyBoard of the processes on it), a member of it."""
+        sharing a key, or the limit.KeyBoard of the processes on it), a member of it. known_rate: requests a second
+        the model is known to be allowed (protocol.models.known_rates: a free model's slice of its 20 a minute), its
+        max rate from the first send unless the user gave one."""
         start, cap = self.start_concurrency, self.max_concurrency
         if self.limiter != "adaptive":
             return LIMITERS[self.limiter](start, cap)
-        return PacedLimiter(start, cap, max_rate=self.max_rate) if key is None else \
+        limiter = PacedLimiter(start, cap, max_rate=self.max_rate) if key is None else \
             key.member(start, cap, max_rate=self.max_rate)
+        if known_rate:
+            limiter.stated(known_rate, FREE_CAP)
+        return limiter
 
     def wants_logprobs(self, model: str) -> bool:
         return "*" in self.logprobs or model in self.logprobs

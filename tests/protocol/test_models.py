@@ -55,3 +55,15 @@ def test_endpoints():
     # ids outside the registry get the plain chat body, no extras
     b = body_for("someone/unknown-vlm", b"\xff\xd8\xff")
     assert set(b) == {"model", "messages", "max_tokens", "response_format", "usage"}
+
+
+def test_free_models_are_known_to_share_twenty_a_minute_on_the_key():
+    from hotdogbench_core.protocol.models import known_rates
+
+    per_s = 19 / 60  # one under the count, as a count a server states (answers.minute_count_rate)
+    run = ["meta/llama-9-vision:free", "openai/gpt-6-luna", "google/gemma-9:free"]
+    assert known_rates(run, together=True) == {"meta/llama-9-vision:free": pytest.approx(per_s / 2),
+                                               "google/gemma-9:free": pytest.approx(per_s / 2)}
+    assert known_rates(run, together=False)["google/gemma-9:free"] == pytest.approx(per_s)  # one at a time
+    assert known_rates(["a/b:free", "a/b:free"], together=True)["a/b:free"] == pytest.approx(per_s / 2)  # two arms
+    assert known_rates(["openai/gpt-6-luna", "a/free", "a/b:freebie"], together=True) == {}

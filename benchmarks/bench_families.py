@@ -231,7 +231,8 @@ def run_draw(args: tuple[str, int, str]) -> dict:
     setup = d.make()
     clock = FakeClock(0.0)
     clients = make_clients(policy, setup, clock)
-    wall = simulate(clients, clock, seed=seed, until=1500.0)
+    burst = [math.isinf(getattr(c.limiter, "max_rate", math.inf)) for c in clients]  # (a pace from the first send
+    wall = simulate(clients, clock, seed=seed, until=1500.0)  # spends no start's burst: told, or a free model's)
     spans = [saturated(c, wall) for c in clients]
     attempts = sum(c.attempts for c in clients)
     rejects = sum(c.rejects for c in clients)
@@ -257,20 +258,22 @@ def run_draw(args: tuple[str, int, str]) -> dict:
     out["throttled_late"] = max(shares, default=float("nan"))
     out["down"], out["up"] = recovery(setup, clients)
     out["waited"] = sum(1 for c in clients for h in c.hints.values() if h >= 5.0) / sum(c.photos for c in clients)
-    first = start_refusals(setup)  # of attempts >= every photo's one, the failures and the refusals
+    first = start_refusals(setup, burst)  # of attempts >= every photo's one, the failures and the refusals
     out["start_share"] = 100 * first / (first + sum(c.photos + c.failures for c in clients))
     out["why"] = why(d, out)
     return out
 
 
-def start_refusals(setup) -> int:
+def start_refusals(setup, burst: list[bool] | None = None) -> int:
     """Refusals that START sends per client at once must meet, whatever the limiter: past a cap's room at t = 0 (a
-    bucket's burst, a window's quota, an in-flight cap), for each cap, at most one per client (its binding one)."""
+    bucket's burst, a window's quota, an in-flight cap), for each cap, at most one per client (its binding one).
+    burst: which clients send their start at once (not those paced from the first send: all, if None)."""
     worst: dict[tuple, int] = {}  # the clients a cap serves -> the most refusals one of their caps gives
     for cap in {id(c): c for server in setup.servers for c in server.caps}.values():
         clients = tuple(i for i, server in enumerate(setup.servers) if any(c is cap for c in server.caps))
         room = cap.burst * cap.factor(0.0) if cap.kind == "bucket" else max(1, round(cap.n * cap.factor(0.0)))
-        worst[clients] = max(worst.get(clients, 0), max(0, START * len(clients) - math.floor(room)))
+        starting = sum(1 for i in clients if burst is None or burst[i])
+        worst[clients] = max(worst.get(clients, 0), max(0, START * starting - math.floor(room)))
     return sum(worst.values())
 
 

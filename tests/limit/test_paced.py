@@ -1136,6 +1136,9 @@ def test_the_start_s_unavoidable_refusals_are_a_lower_bound_and_named_in_why():
     both = [Cap("bucket", rate=4, burst=2), Cap("inflight", n=6)]
     assert bf.start_refusals(setup([both])) == bf.START - 2
     assert bf.start_refusals(setup([[Cap("window", n=20, period=10.0)]] * 2)) == 0
+    # clients paced from their first send (told their cap, or free models known by their ids) send no burst
+    assert bf.start_refusals(setup([[key]] * 8), [False] * 6 + [True] * 2) == 2 * bf.START - 5
+    assert bf.start_refusals(setup([[key]] * 8), [False] * 8) == 0
     # on real runs it is a lower bound (for every policy), and a draw over its target on it alone says so
     named = 0
     for seed in range(12):

@@ -133,9 +133,11 @@ def run_draw(family: str, seed: int, policy: str, scale: float, tmp: Path) -> di
     photos = max(40, int(setup.photos[0] * scale))
     if windowed:  # at least two whole windows to judge (a run starts inside one)
         photos = max(photos, math.ceil(3 * cfg["window_n"] * per / k))
+    if setup.models:
+        cfg["extra_models"] = {m: {} for m in setup.models}  # (the simulator serves them)
     path = write_photos(tmp / f"{family}-{seed}.parquet", photos, seed=seed)
     ds = load_dataset(path)
-    models = MODELS[:k]
+    models = setup.models or MODELS[:k]  # (a family's own ids where they matter: OpenRouter's free variants)
     t_done: dict[str, list[float]] = {m: [] for m in models}
     keyed = None  # several models in one run: did they go through the key's limiter (summary.json's key_shared)?
     with SimProcess(cfg) as sim:

@@ -268,8 +268,9 @@ def _gateway(rng, seed):
 
 
 def _slow(rng, seed):
-    """A cap of 0.2-2 requests per second (OpenRouter's free models: 20 a minute): a window per clock minute, or a
-    bucket with a burst of 1-20, behind latency of 0.5-5 s. A send is seconds apart, so a probe cycle of a few
+    """A cap of 0.2-2 requests per second that no id or header tells (a provider's small limit; a free model's 20 a
+    minute behind a gateway's alias): a window per clock minute, or a bucket with a burst of 1-20, behind latency
+    of 0.5-5 s. A send is seconds apart, so a probe cycle of a few
     seconds is less than one send."""
     lat, sigma = _latency(rng, 0.5, 5.0)
     mean = _mean(lat, sigma)

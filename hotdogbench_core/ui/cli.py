@@ -54,7 +54,7 @@ def _add_run_flags(p: argparse.ArgumentParser, *, demo: bool = False) -> None:
                         "answers kept, saying when to resume (default %(default)g)")
     p.add_argument("--max-rate", default=None, metavar="RATE",
                    help="a cap you know, per model: the pace never goes over it (20/min, 5/s, 300/h; default: none, "
-                        "the adaptive limiter finds the cap)")
+                        "the adaptive limiter finds the cap; OpenRouter's :free models share their known 20/min)")
     p.add_argument("--max-cost-usd", type=float, default=None,
                    help="spending cap for the run: no new request once spent + in flight could pass it")
     p.add_argument("--limiter", choices=LIMITER_POLICIES, default=LIMITER_POLICIES[0],

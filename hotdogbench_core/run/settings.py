@@ -68,8 +68,8 @@ class RunSettings:
     # list, "id,id", "all", or True (every model).
     logprobs: tuple[str, ...] = ()
     # A cap the user knows, requests per second per model (None: none known): the pace never goes over it, from
-    # the first send. The adaptive limiter finds a hidden cap by going over it now and then (at 20 a minute, as a
-    # free model's, about one request in five is refused); told the cap, it need not. Given as a number or as
+    # the first send. The adaptive limiter finds a hidden cap by going over it now and then (at 20 a minute about
+    # one request in five is refused); told the cap, it need not (a free model's is known: protocol.models). Given as a number or as
     # "20/min", "5/s", "300/h". The adaptive limiter only (the reference has no pacer).
     max_rate: float | None = None
 

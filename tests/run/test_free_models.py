@@ -38,9 +38,8 @@ def test_free_models_at_once_are_paced_at_their_slice_of_the_key_s_minute(tmp_pa
 
 
 def test_the_user_s_max_rate_wins_over_the_known_one(tmp_path):
-    result, took, refused = _run(tmp_path, FREE[:2], "told", max_rate="30/min")
+    result, _, refused = _run(tmp_path, FREE[:2], "told", max_rate="30/min")
     summary = json.loads((result.run_dir / "summary.json").read_text())
     assert [s["answered"] for s in summary] == [2, 2] and refused == 0
     assert all(s["concurrency"]["max_rate_per_s"] == 0.5 for s in summary)
     assert len(result.reasons) == 2 and not any("free models" in r for rs in result.reasons for r in rs)
-    assert took < 5  # 2 s apart, not 60 / 9.5

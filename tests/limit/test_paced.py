@@ -1085,7 +1085,7 @@ def test_a_free_models_minute_quota_named_on_the_key_paces_the_key():
 def test_free_models_known_by_their_ids_are_paced_under_the_key_s_minute_from_the_first_send():
     # the same draws with OpenRouter's ids ("...:free"): the 20 a minute is known before anything is sent, each model
     # paced at its slice of 19 a minute, so the start's 8 sends per model never meet the quota (2 and 4 models:
-    # 0 refused, against 1.6 and 6.1% found from the refusals above)
+    # 0 refused, against 2.0 and 6.1% found from the refusals above)
     for seed, k in ((0, 2), (5, 4)):
         clients = drawn_clients("free", seed)
         assert len(clients) == k and throttled(clients) == 0 and not clients[0].limiter.key.shared

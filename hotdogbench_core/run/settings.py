@@ -69,8 +69,8 @@ class RunSettings:
     logprobs: tuple[str, ...] = ()
     # A cap the user knows, requests per second per model (None: none known): the pace never goes over it, from
     # the first send. The adaptive limiter finds a hidden cap by going over it now and then (at 20 a minute about
-    # one request in five is refused); told the cap, it need not (a free model's is known: protocol.models). Given as a number or as
-    # "20/min", "5/s", "300/h". The adaptive limiter only (the reference has no pacer).
+    # one request in five is refused); told the cap, it need not (a free model's is known: protocol.models). Given
+    # as a number or as "20/min", "5/s", "300/h". The adaptive limiter only (the reference has no pacer).
     max_rate: float | None = None
 
     def __post_init__(self):

@@ -49,7 +49,8 @@ MODELS = ["openai/gpt-6-luna", "openai/gpt-6.1-sol", "openai/gpt-6-astra", "type
           "anthropic/claude-haiku-5.5", "anthropic/claude-sonnet-5.5", "anthropic/claude-opus-5.5"]
 # the model's refusal modes as the simulator's (reset_ms: "none", since the simulator always sends X-RateLimit-Reset)
 RA_MODES = {"none": "none", "exact": "exact", "fixed": "fixed", "large": "large", "reset_requests": "reset_requests",
-            "gateway": "gateway", "reset_ms": "none", "openrouter": "openrouter"}
+            "gateway": "gateway", "reset_ms": "none", "openrouter": "openrouter", "http_date": "http_date",
+            "retry_after_ms": "retry_after_ms"}
 
 
 def _schedule(cap, horizon: float) -> list:

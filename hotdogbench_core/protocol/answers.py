@@ -6,6 +6,8 @@ expect (the reference script died with KeyError on a 200 without `choices`).
 """
 from __future__ import annotations
 
+import datetime
+import email.utils
 import json
 import math
 import re
@@ -74,15 +76,31 @@ class ReadsAnswers(Protocol):
     def read_answer(self, data: dict, usage: dict, provider: str | None) -> Outcome: ...
 
 
-def parse_retry_after(value: str | None) -> float | None:
-    """Seconds from a Retry-After header; HTTP dates and junk are ignored (the caller backs off instead)."""
+def parse_retry_after(value: str | None, now: float | None = None, date: str | None = None) -> float | None:
+    """Seconds from a Retry-After header: delay-seconds, or an HTTP-date (RFC 9110) counted from `now` (epoch
+    seconds), or from the answer's own Date header where the server's clock is off ours by more than its whole
+    seconds can be (a skewed server names its own clock's time). Junk, or a date with neither, gives None."""
     if not value:
         return None
     try:
         s = float(value.strip())
     except ValueError:
-        return None
+        at, served = _http_date(value), _http_date(date) if date else None
+        if served is not None and (now is None or abs(served - now) > 2.0):
+            now = served + 0.5  # (a Date is whole seconds: on average half of one behind)
+        return None if at is None or now is None else max(0.0, at - now)
     return s if math.isfinite(s) and s >= 0 else None
+
+
+def _http_date(value: str) -> float | None:
+    """Epoch seconds of an HTTP-date ("Wed, 21 Oct 2015 07:28:00 GMT"), or None."""
+    try:
+        parsed = email.utils.parsedate_to_datetime(value.strip())
+    except (TypeError, ValueError, IndexError):
+        return None
+    if parsed.tzinfo is None:  # (RFC 9110: always GMT; the obsolete forms parse without a zone)
+        parsed = parsed.replace(tzinfo=datetime.timezone.utc)
+    return parsed.timestamp()
 
 
 # -- reading untrusted JSON ----------------------------------------------------------------------------------
@@ -117,10 +135,14 @@ def _duration(value: str) -> float | None:
 
 
 def retry_hint(headers: dict, now: float | None = None) -> float | None:
-    """Seconds to wait before asking again, from what the server said: Retry-After, else a reset hint (a gateway's
-    `llm_provider-retry-after`, `x-ratelimit-reset-requests` like "6m0s", OpenRouter's `X-RateLimit-Reset` in
-    epoch milliseconds: needs `now`, the wall clock in epoch seconds). None if nothing usable was sent."""
-    ra = parse_retry_after(headers.get("retry-after"))
+    """Seconds to wait before asking again, from what the server said: retry-after-ms or Retry-After (seconds or an
+    HTTP-date), else a reset hint (a gateway's `llm_provider-retry-after`, `x-ratelimit-reset-requests` like "6m0s",
+    OpenRouter's `X-RateLimit-Reset` in epoch milliseconds). `now` is the wall clock in epoch seconds: a date or an
+    epoch without it (or the answer's Date) is no wait. None if nothing usable was sent."""
+    ms = parse_retry_after(headers.get("retry-after-ms"))  # Azure's, to the millisecond (OpenAI's SDK reads it first)
+    if ms is not None:
+        return ms / 1000.0
+    ra = parse_retry_after(headers.get("retry-after"), now, headers.get("date"))
     if ra is not None:
         return ra
     ra = parse_retry_after(headers.get("llm_provider-retry-after"))

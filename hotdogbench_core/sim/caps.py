@@ -9,7 +9,7 @@ import time
 
 from aiohttp import web
 
-from .config import QUOTA_NAMES, SimConfig
+from .config import QUOTA_NAMES, SimConfig, retry_after_forms
 
 _NO_CREDITS = "Insufficient credits. Add more at https://openrouter.ai/settings/credits"
 
@@ -52,15 +52,20 @@ class Caps:
         cfg = self.config
         mode = cfg.retry_after
         known = wait is not None and wait != math.inf
+        other = mode in ("http_date", "retry_after_ms")  # the exact wait in another server's form
         ra = None if mode in ("none", "reset_requests", "gateway", "openrouter") else \
-            wait if mode == "exact" and known else cfg.retry_after_s
+            wait if (mode == "exact" or other) and known else cfg.retry_after_s
         if mode == "large" and self._rng.random() >= cfg.retry_after_share:
             ra = None
         reset_in = wait if known else cfg.retry_after_s
-        rl = {"X-RateLimit-Limit": str(limit), "X-RateLimit-Remaining": "0",
-              "X-RateLimit-Reset": str(int((time.time() + reset_in) * 1000))}
+        rl = {} if other else {"X-RateLimit-Limit": str(limit), "X-RateLimit-Remaining": "0",
+                               "X-RateLimit-Reset": str(int((time.time() + reset_in) * 1000))}
         headers = dict(rl)
-        if ra is not None:
+        if other:
+            now = time.time()
+            headers.update(retry_after_forms(mode, ra, now))
+            ra = math.ceil(ra * 1000) / 1000 if mode == "retry_after_ms" else math.ceil(now + ra) - now  # (named)
+        elif ra is not None:
             ra = float(_secs(ra))
             headers["Retry-After"] = _secs(ra)
         elif mode == "reset_requests":

@@ -6,13 +6,15 @@ Every field can be changed while the simulator runs (``sim.config.rate_per_s = 2
 from __future__ import annotations
 
 import dataclasses
+import email.utils
 import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..protocol.models import MODELS
 
-RETRY_AFTER_MODES = ("none", "fixed", "exact", "large", "reset_requests", "gateway", "openrouter")
+RETRY_AFTER_MODES = ("none", "fixed", "exact", "large", "reset_requests", "gateway", "openrouter", "http_date",
+                     "retry_after_ms")
 QUOTA_NAMES = {60.0: "free-models-per-min", 86400.0: "free-models-per-day"}  # how OpenRouter names a free model's
 #                                                                               quotas in its 429s' messages
 CAPS_PER = ("key", "model")
@@ -37,6 +39,16 @@ DEMO_CONDITIONS = {"size_loss_per_halving": 0.06, "quality_loss_per_10": 0.015, 
                    "image_tokens": "pixels"}
 IMAGE_TOKENS = ("bytes", "pixels")
 PROVIDER_KEYS = ("accuracy", "latency_s", "price", "quantization")
+
+
+def retry_after_forms(mode: str, wait: float, now: float) -> dict:
+    """A wait of `wait` s at epoch `now` in Retry-After's other forms: an HTTP-date (whole seconds, rounded up, with
+    the answer's Date), or Azure's retry-after-ms beside Retry-After in whole seconds."""
+    if mode == "http_date":
+        return {"Retry-After": email.utils.formatdate(math.ceil(now + wait), usegmt=True),
+                "Date": email.utils.formatdate(math.floor(now), usegmt=True)}
+    return {"retry-after-ms": str(math.ceil(wait * 1000)), "Retry-After": str(math.ceil(wait))}
+
 
 # Simulated behaviour of the registry models. Prices are USD per unit (token, image, request), as in
 # OpenRouter's /v1/models. Accuracies differ per model (0.80-0.97) so runs show differences.
@@ -132,7 +144,9 @@ class SimConfig:
     # (x-ratelimit-reset-requests with the exact wait, like "6s" or "1m0s", and no Retry-After) or "gateway"
     # (llm_provider-retry-after: retry_after_s and no Retry-After, as the LiteLLM proxy sends) or "openrouter" (as
     # OpenRouter's free-model 429s: no rate headers, X-RateLimit-* in the body's error.metadata.headers, a window of
-    # 60 s or a day named "free-models-per-min" or "free-models-per-day" in the message).
+    # 60 s or a day named "free-models-per-min" or "free-models-per-day" in the message), or the exact wait in
+    # Retry-After's other forms: "http_date" (an HTTP-date, whole seconds, beside the answer's Date) or
+    # "retry_after_ms" (Azure's retry-after-ms, with Retry-After in whole seconds rounded up).
     retry_after: str = "none"
     retry_after_s: float = 1.0
     retry_after_share: float = 1.0

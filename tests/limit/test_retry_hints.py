@@ -1,6 +1,8 @@
 """Retry-After and the reset hints servers send instead: what the runner waits before asking a photo again."""
 import json
 
+import pytest
+
 from hotdogbench_core.protocol.answers import Retry, parse_retry_after, retry_hint
 from hotdogbench_core.protocol.request import request_for
 
@@ -14,6 +16,27 @@ def test_retry_after_first_then_the_hints():
     assert abs(retry_hint({"x-ratelimit-reset-requests": "250ms"}) - 0.25) < 1e-12
     assert retry_hint({"x-ratelimit-reset-requests": "soon"}) is None
     assert retry_hint({}) is None
+
+
+def test_retry_after_ms_first_then_retry_after_in_seconds_or_as_an_http_date():
+    assert retry_hint({"retry-after-ms": "1234", "retry-after": "2"}) == 1.234  # Azure's, to the millisecond
+    assert retry_hint({"retry-after-ms": "soon", "retry-after": "2"}) == 2.0  # junk: the next form
+    date = {"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}
+    assert retry_hint(date) is None  # a date with no clock to count from is no wait
+    assert retry_hint(date, 1445412470.0) == 10.0
+    assert retry_hint(date, 1445412490.0) == 0.0  # already past
+    assert retry_hint({"retry-after": "Wed, 21 Oct 2015 07:28:00"}, 1445412470.0) == 10.0  # (no zone: GMT)
+    assert retry_hint({"retry-after": "Wed, 32 Foo 2015 07:28:00 GMT"}, 1445412470.0) is None
+
+
+def test_an_http_date_is_counted_from_the_answers_date_only_where_the_servers_clock_is_off():
+    date = {"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT", "date": "Wed, 21 Oct 2015 07:27:50 GMT"}
+    assert retry_hint(date, 1445412470.3) == pytest.approx(9.7)  # the clocks agree: ours, to the ms
+    # the server's clock 5 minutes behind ours: its date names its own clock's time (9.5 s from its Date's
+    # whole second, on average half a second old), not one 290 s in the past
+    assert retry_hint(date, 1445412770.0) == pytest.approx(9.5)
+    assert retry_hint(date) == pytest.approx(9.5)  # and with no clock of ours
+    assert retry_hint({**date, "date": "garbage"}, 1445412470.0) == 10.0
 
 
 def test_openrouter_epoch_ms_reset_needs_the_clock():

@@ -336,6 +336,25 @@ def test_retry_after_exact_is_the_wait_for_a_token_and_is_recorded():
         assert ev[2][0] - ev[1][0] >= ra
 
 
+def test_retry_after_as_an_http_date_or_in_milliseconds_names_the_exact_wait():
+    import email.utils
+    im = b"retry me in another form"
+    with Simulator(SimConfig(latency_s=0, rate_per_s=1, burst=1, retry_after="http_date")) as sim, \
+            httpx.Client() as c:
+        assert post(sim, PLAIN, im, c).status_code == 200
+        r = post(sim, PLAIN, im, c)
+        at = email.utils.parsedate_to_datetime(r.headers["Retry-After"]).timestamp()
+        served = email.utils.parsedate_to_datetime(r.headers["Date"]).timestamp()
+        assert r.status_code == 429 and at == int(at) and 0 < at - served <= 2  # whole seconds, a token's 1 s
+        assert "X-RateLimit-Reset" not in r.headers  # (another server's form: none of OpenRouter's headers)
+        ra = sim.stats.by_digest[image_digest(im)][1][2]
+        assert abs(time.time() + ra - at) < 0.5  # the stats record the wait the date names
+        sim.update(retry_after="retry_after_ms")
+        r = post(sim, PLAIN, im, c)
+        assert r.status_code == 429 and 0 < int(r.headers["retry-after-ms"]) <= 1000
+        assert r.headers["Retry-After"] == "1"  # whole seconds, rounded up
+
+
 # --- faults -----------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("model", [CHAT, DEC])
 def test_faults_produce_their_symptoms(model):

@@ -1,0 +1,46 @@
+"""Retry-After's other forms over real HTTP: an HTTP-date (RFC 9110; whole seconds, beside the answer's Date) and
+Azure's retry-after-ms. The wait they name is waited out in full, and a date past max_wait_s stops the model."""
+import asyncio
+import time
+
+import pytest
+
+from support.tables import make_rows, write_table
+from hotdogbench_core import RunSettings, load_dataset
+from hotdogbench_core.run.runner import ModelRun
+from hotdogbench_core.sim.app import SimConfig, Simulator
+
+MODEL = "openai/gpt-6-luna"
+
+
+def _photos(tmp_path, n_per_cat: int):
+    return load_dataset(write_table(tmp_path / "photos.parquet", make_rows(n_per_cat=n_per_cat, extras=0)))
+
+
+@pytest.mark.parametrize("form", ["http_date", "retry_after_ms"])
+def test_the_wait_a_refusal_names_in_any_form_is_waited_out(tmp_path, form):
+    ds = _photos(tmp_path, 6)  # 18 photos against 6 per 1.5 s clock window: the window refuses at least twice
+    cfg = SimConfig(seed=0, latency_s=0.02, window_n=6, window_s=1.5, retry_after=form)
+    with Simulator(cfg) as sim:
+        settings = RunSettings(api_key="sk-test", base_url=sim.base_url, max_wait_s=60.0)
+        summary = asyncio.run(asyncio.wait_for(ModelRun(MODEL, ds, settings, tmp_path / "out").run(), 60))
+        gaps = [t1 - t0 - ra for arrivals in sim.stats.by_digest.values()
+                for (t0, status, ra), (t1, _, _) in zip(arrivals, arrivals[1:]) if status == 429]
+    assert summary["answered"] == len(ds) and not summary.get("stopped")
+    assert gaps and all(ra is not None for arrivals in sim.stats.by_digest.values() for _, s, ra in arrivals
+                        if s == 429)  # every refusal named its wait
+    assert min(gaps) >= -0.01  # no photo asked again before the wait its refusal named (10 ms clock slack)
+
+
+def test_an_http_date_past_max_wait_s_stops_the_model_saying_until_when(tmp_path):
+    left = 3600.0 - time.time() % 3600.0
+    if left < 90:  # (the hour's window must not refill during the test)
+        time.sleep(left + 0.2)
+    ds = _photos(tmp_path, 10)  # 30 photos, 10 an hour
+    cfg = SimConfig(seed=0, latency_s=0.02, window_n=10, window_s=3600.0, retry_after="http_date")
+    with Simulator(cfg) as sim:
+        settings = RunSettings(api_key="sk-test", base_url=sim.base_url, max_wait_s=60.0)
+        mr = ModelRun(MODEL, ds, settings, tmp_path / "out")
+        summary = asyncio.run(asyncio.wait_for(mr.run(), 30))  # a date not read would hold the model, probing
+    assert summary["answered"] == 10 and "asks to wait" in summary["stopped"] and "UTC" in summary["stopped"]
+    assert mr.retries_exhausted == 0 and len(mr.results) == 10

@@ -251,6 +251,16 @@ def retry_for(code: int, err, headers, now: float | None, tag: str) -> Retry:
     return Retry(tag if quota is None else f"{tag}/{QUOTA_TAG}", signal, retry_hint(hints, now), quota)
 
 
+def _account_spent(status: int, err) -> Fatal | None:
+    """OpenAI's "insufficient_quota" (a 429 whose code or type says the account's billing quota is spent, "You
+    exceeded your current quota, please check your plan and billing details"): no wait makes it answer."""
+    e = as_dict(err)
+    if "insufficient_quota" not in (e.get("code"), e.get("type")):
+        return None
+    return Fatal(error_text(status, err), "the account's quota is spent (insufficient_quota: its plan and billing, not "
+                                       "a rate): add credits or raise the plan's limit, then resume the run")
+
+
 def error_text(status: int, err) -> str:
     return f"{status}: {json.dumps(err, default=str)[:ERROR_CHARS]}"
 
@@ -279,8 +289,8 @@ def classify_error(status: int, err, headers: dict, now: float | None = None) ->
             if "moderation" in json.dumps(err, default=str).lower():
                 return Failed(error_text(status, err))
         return Fatal(error_text(status, err), "the key was refused: check OPENROUTER_API_KEY, then resume the run")
-    if isinstance(code, int) and code in RETRY_STATUSES:
-        return retry_for(code, e, headers, now, f"{status}/err{code}")
+    if isinstance(code, int) and code in RETRY_STATUSES or code == "insufficient_quota":
+        return _account_spent(status, e) or retry_for(code, e, headers, now, f"{status}/err{code}")
     return Failed(error_text(status, err))
 
 
@@ -299,7 +309,8 @@ def classify(status: int, headers: dict, body: bytes, endpoint: ReadsAnswers, no
     """Decide what one HTTP response to a request of kind `endpoint` means. `headers` keys are lower-case; `now`
     (epoch seconds, optional) lets an epoch reset hint count as a wait (see retry_hint)."""
     if status in RETRY_STATUSES:
-        return retry_for(status, _error_object(body), headers, now, str(status))
+        err = _error_object(body)
+        return _account_spent(status, err) or retry_for(status, err, headers, now, str(status))
     try:
         data = json.loads(body)
     except (ValueError, UnicodeDecodeError):

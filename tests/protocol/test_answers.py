@@ -51,6 +51,17 @@ def test_retry_after_parsing():
     assert parse_retry_after("-3") is None and parse_retry_after("nan") is None and parse_retry_after(None) is None
 
 
+def test_openai_s_spent_account_is_fatal_not_a_rate():
+    spent = {"error": {"message": "You exceeded your current quota, please check your plan and billing details.",
+                       "type": "insufficient_quota", "param": None, "code": "insufficient_quota"}}
+    for status in (429, 200):  # (as a 429, and as an error object in a 200)
+        out = chat(status, spent)
+        assert isinstance(out, Fatal) and out.error.startswith(f"{status}:") and "billing" in out.hint
+    out = chat(429, {"error": {"message": "Rate limit reached for requests", "type": "requests",
+                               "code": "rate_limit_exceeded"}})
+    assert isinstance(out, Retry) and out.signal == "rate"  # a rate limit stays one
+
+
 def test_402_in_flight_backs_off_but_402_credits_is_fatal():
     inflight = {"error": {"code": 402, "message": "x", "metadata": {"reason": "in_flight_budget_exhausted"}}}
     out = chat(402, inflight)

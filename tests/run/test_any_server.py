@@ -90,8 +90,8 @@ def test_a_model_the_server_does_not_know_stops_after_a_few_photos_and_the_other
 
 
 class Wrong:
-    """A loopback server that answers every chat request the same wrong way: HTML with 200, 500, or headers then
-    a body that drips one byte a second."""
+    """A loopback server that answers every chat request the same wrong way: HTML with 200, 500, OpenAI's 429 of a
+    spent account, or headers then a body that drips one byte a second."""
 
     def __init__(self, kind: str):
         self.kind, self.requests = kind, 0
@@ -105,6 +105,10 @@ class Wrong:
             return web.Response(text="<html><body>Welcome to nginx</body></html>", content_type="text/html")
         if self.kind == "500":
             return web.json_response({"error": {"code": 500, "message": "boom"}}, status=500)
+        if self.kind == "quota":  # OpenAI's answer once an account's billing quota is spent
+            return web.json_response({"error": {"message": "You exceeded your current quota, please check your plan "
+                                                "and billing details.", "type": "insufficient_quota", "param": None,
+                                                "code": "insufficient_quota"}}, status=429)
         resp = web.StreamResponse(headers={"Content-Type": "application/json"})
         await resp.prepare(request)
         for b in b'{"choices": []}':
@@ -154,6 +158,15 @@ def test_a_wrong_base_url_or_a_broken_server_stops_after_twenty_attempts(table, 
     if kind == "html":
         assert "check the base URL" in s["hint"] and f"{server.base_url}/v1/chat/completions" in s["hint"]
     assert took < 30
+
+
+def test_a_spent_account_s_429_stops_the_model_at_once_saying_so_not_retried_as_a_rate(table, tmp_path):
+    with Wrong("quota") as server:
+        res = run(table, server.base_url, [LUNA], tmp_path)
+    (s,) = res.summaries
+    assert s["answered"] == 0 and "insufficient_quota" in s["stopped"] and "billing" in s["hint"]
+    assert server.requests <= 8  # the start's sends at most, not each photo's retry budget of 180 s
+    assert res.stopped  # said out loud for the run, not a model that looks done
 
 
 def test_a_dripping_body_is_a_stalled_attempt_long_before_the_request_deadline(table, tmp_path):

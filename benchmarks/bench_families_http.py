@@ -50,7 +50,7 @@ MODELS = ["openai/gpt-6-luna", "openai/gpt-6.1-sol", "openai/gpt-6-astra", "type
 # the model's refusal modes as the simulator's (reset_ms: "none", since the simulator always sends X-RateLimit-Reset)
 RA_MODES = {"none": "none", "exact": "exact", "fixed": "fixed", "large": "large", "reset_requests": "reset_requests",
             "gateway": "gateway", "reset_ms": "none", "openrouter": "openrouter", "http_date": "http_date",
-            "retry_after_ms": "retry_after_ms"}
+            "retry_after_ms": "retry_after_ms", "google": "google"}
 
 
 def _schedule(cap, horizon: float) -> list:

@@ -11,6 +11,7 @@ import email.utils
 import json
 import math
 import re
+import zoneinfo
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -199,6 +200,10 @@ def as_dict(v) -> dict:
     return v if isinstance(v, dict) else {}
 
 
+def as_list(v) -> list:
+    return v if isinstance(v, list) else []
+
+
 def rate_signal(code: int) -> Signal:
     return "rate" if code in RATE_STATUSES else "failure"
 
@@ -235,6 +240,37 @@ def quota_rate(err, headers) -> float | None:
     return minute_count_rate(headers.get("x-ratelimit-limit"))
 
 
+GOOGLE_DETAIL = "type.googleapis.com/google.rpc."  # the @type of a Google API error's details (Gemini, Vertex)
+
+
+def google_quota(err, now: float | None) -> tuple[float | None, float | None, bool]:
+    """What a Google API refusal's details say (Gemini's OpenAI-compatible endpoint sends them, with no rate
+    headers): its wait (RetryInfo's retryDelay, "37s"; for a day's quota the time to its reset at midnight Pacific
+    time, as Google documents, where its retryDelay says seconds), the pace under a minute's request quota its
+    QuotaFailure names (quotaValue a minute, as requests per second), and whether it names a quota at all."""
+    details = [d for d in as_list(as_dict(err).get("details")) if isinstance(d, dict)]
+    kind = lambda d: as_str(d.get("@type")) or ""  # noqa: E731
+    wait = next((_duration(as_str(d.get("retryDelay")) or "") for d in details if kind(d).endswith("RetryInfo")),
+                None)
+    violations = [v for d in details if kind(d).endswith("QuotaFailure") for v in as_list(d.get("violations"))]
+    ids = [(as_str(as_dict(v).get("quotaId")) or "", as_dict(v).get("quotaValue")) for v in violations]
+    if now is not None and any("PerDay" in q for q, _ in ids):
+        wait = max(wait or 0.0, _to_midnight_pacific(now))
+    rate = next((minute_count_rate(n) for q, n in ids if "PerMinute" in q and "Requests" in q), None)
+    return wait, rate, bool(ids)
+
+
+def _to_midnight_pacific(now: float) -> float:
+    """Seconds from epoch `now` to the next midnight in Los Angeles (UTC-8 without a time zone database: the later)."""
+    try:
+        zone = zoneinfo.ZoneInfo("America/Los_Angeles")
+    except zoneinfo.ZoneInfoNotFoundError:
+        zone = datetime.timezone(datetime.timedelta(hours=-8))
+    local = datetime.datetime.fromtimestamp(now, zone)
+    midnight = datetime.datetime.combine(local.date() + datetime.timedelta(days=1), datetime.time(), zone)
+    return midnight.timestamp() - now
+
+
 def names_quota(tag: str) -> bool:
     """A refusal's tag says it named the quota it spent (retry_for tags it so): a quota, not a rate."""
     return tag.endswith("/" + QUOTA_TAG)
@@ -247,8 +283,12 @@ def retry_for(code: int, err, headers, now: float | None, tag: str) -> Retry:
     if code not in RATE_STATUSES and upstream_rate_limited(err):
         return Retry(f"{tag}/upstream_rate", "rate", retry_hint(hints, now))
     signal = rate_signal(code)
-    quota = quota_rate(err, hints) if signal == "rate" else None
-    return Retry(tag if quota is None else f"{tag}/{QUOTA_TAG}", signal, retry_hint(hints, now), quota)
+    google_wait, google_rate, named = google_quota(err, now)
+    wait = retry_hint(hints, now)
+    wait = google_wait if wait is None else max(wait, google_wait or 0.0)  # (never the earlier of two)
+    quota = (quota_rate(err, hints) or google_rate) if signal == "rate" else None
+    named = signal == "rate" and (named or quota is not None)
+    return Retry(f"{tag}/{QUOTA_TAG}" if named else tag, signal, wait, quota)
 
 
 def _account_spent(status: int, err) -> Fatal | None:
@@ -302,6 +342,8 @@ def _error_object(body: bytes) -> dict:
         data = json.loads(body)
     except (ValueError, UnicodeDecodeError, RecursionError):
         return {}
+    if isinstance(data, list) and len(data) == 1:  # (Google's OpenAI-compatible endpoint: [{"error": {...}}])
+        data = data[0]
     return as_dict(data.get("error")) if isinstance(data, dict) else {}
 
 
@@ -315,6 +357,8 @@ def classify(status: int, headers: dict, body: bytes, endpoint: ReadsAnswers, no
         data = json.loads(body)
     except (ValueError, UnicodeDecodeError):
         return Retry(f"{status}/badjson", "failure")
+    if isinstance(data, list) and len(data) == 1 and isinstance(data[0], dict) and "error" in data[0]:
+        data = data[0]  # (Google's OpenAI-compatible endpoint wraps its error objects in a list)
     if not isinstance(data, dict):
         if status != 200:
             return classify_error(status, data, headers, now)

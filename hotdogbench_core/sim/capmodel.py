@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..protocol.answers import Retry, minute_count_rate, retry_for
-from .config import QUOTA_NAMES, retry_after_forms
+from .config import QUOTA_NAMES, google_refusal, retry_after_forms
 
 EPOCH = 1_800_000_000.0  # the fake clock's t=0 as a wall-clock epoch, for epoch-ms reset hints
 IN_FLIGHT_402 = "402/in_flight"  # the tag the runner's classifier gives a 402 in-flight budget (protocol/answers.py)
@@ -72,7 +72,7 @@ class Cap:
     phase: float = 0.0  # window boundaries at phase + k * period (clock-aligned, not the client's start)
     status: int = 429  # 402 for an in-flight budget
     retry_after: str = "none"  # none | exact | fixed | large | reset_ms | reset_requests | gateway | openrouter |
-    #                            http_date | retry_after_ms (the exact wait in Retry-After's other forms)
+    #                            http_date | retry_after_ms (the exact wait in Retry-After's other forms) | google
     retry_after_s: float = 1.0  # fixed, large and gateway: the value sent
     large_share: float = 1.0  # large: share of refusals that carry it (the others carry nothing)
     scale: Callable[[float], float] | None = None  # t (seconds from start) -> cap multiplier
@@ -124,7 +124,11 @@ class Cap:
         """The refusal as the runner's classifier reads it (its wait, and a minute's quota it names). In mode
         "openrouter", a free model's 429: X-RateLimit-* in the body's metadata.headers only, the quota named."""
         headers, err = self.headers(wait, now, rng), {}
-        if self.retry_after == "openrouter":
+        if self.retry_after == "google":  # (Gemini's: the error in a list, its details the hints)
+            refusal = google_refusal(self.retry_after_s if math.isinf(wait) else wait, self.n,
+                                     self.period if self.kind == "window" else None)
+            headers, err = {}, refusal[0]["error"]
+        elif self.retry_after == "openrouter":
             name = QUOTA_NAMES.get(self.period, "free-models") if self.kind == "window" else "free-models"
             headers, err = {}, {"message": f"Rate limit exceeded: {name}.", "code": 429,
                                 "metadata": {"headers": headers}}

@@ -9,7 +9,7 @@ import time
 
 from aiohttp import web
 
-from .config import QUOTA_NAMES, SimConfig, retry_after_forms
+from .config import QUOTA_NAMES, SimConfig, google_refusal, retry_after_forms
 
 _NO_CREDITS = "Insufficient credits. Add more at https://openrouter.ai/settings/credits"
 
@@ -37,7 +37,7 @@ class Caps:
         if cfg.window_n is not None:
             wait = self._window_wait(cfg, key, round(cfg.window_n * scale))
             if wait is not None:
-                return self._rate_limited(digest, t, wait, cfg.window_n, QUOTA_NAMES.get(cfg.window_s))
+                return self._rate_limited(digest, t, wait, cfg.window_n, QUOTA_NAMES.get(cfg.window_s), cfg.window_s)
         if cfg.rate_per_s is None:
             self._buckets.clear()
         else:
@@ -48,12 +48,13 @@ class Caps:
                 return self._rate_limited(digest, t, wait, cfg.burst)
         return None
 
-    def _rate_limited(self, digest, t, wait: float | None, limit: int, quota: str | None = None) -> web.Response:
+    def _rate_limited(self, digest, t, wait: float | None, limit: int, quota: str | None = None,
+                      period: float | None = None) -> web.Response:
         cfg = self.config
         mode = cfg.retry_after
         known = wait is not None and wait != math.inf
         other = mode in ("http_date", "retry_after_ms")  # the exact wait in another server's form
-        ra = None if mode in ("none", "reset_requests", "gateway", "openrouter") else \
+        ra = None if mode in ("none", "reset_requests", "gateway", "openrouter", "google") else \
             wait if (mode == "exact" or other) and known else cfg.retry_after_s
         if mode == "large" and self._rng.random() >= cfg.retry_after_share:
             ra = None
@@ -75,6 +76,10 @@ class Caps:
         elif mode == "gateway":
             headers["llm_provider-retry-after"] = _secs(cfg.retry_after_s)
             ra = cfg.retry_after_s
+        if mode == "google":
+            ra = math.ceil(reset_in * 1000) / 1000
+            self.stats._finish(digest, t, 429, ra, refused=True)
+            return web.json_response(google_refusal(reset_in, limit, period), status=429)
         if cfg.refusal_status == "502":  # an upstream provider's limit, passed on by OpenRouter
             raw = json.dumps({"error": {"code": 429, "message": "Resource exhausted (simulated upstream)"}})
             return self._reject(digest, t, 502, "Provider returned error", {"provider_name": "simulator", "raw": raw},

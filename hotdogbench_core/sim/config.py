@@ -14,7 +14,7 @@ from typing import Any
 from ..protocol.models import MODELS
 
 RETRY_AFTER_MODES = ("none", "fixed", "exact", "large", "reset_requests", "gateway", "openrouter", "http_date",
-                     "retry_after_ms")
+                     "retry_after_ms", "google")
 QUOTA_NAMES = {60.0: "free-models-per-min", 86400.0: "free-models-per-day"}  # how OpenRouter names a free model's
 #                                                                               quotas in its 429s' messages
 CAPS_PER = ("key", "model")
@@ -48,6 +48,20 @@ def retry_after_forms(mode: str, wait: float, now: float) -> dict:
         return {"Retry-After": email.utils.formatdate(math.ceil(now + wait), usegmt=True),
                 "Date": email.utils.formatdate(math.floor(now), usegmt=True)}
     return {"retry-after-ms": str(math.ceil(wait * 1000)), "Retry-After": str(math.ceil(wait))}
+
+
+def google_refusal(wait: float, limit: int, period: float | None) -> list:
+    """A Google API 429 as Gemini's OpenAI-compatible endpoint sends it (a list around the error object, no rate
+    headers): RetryInfo's retryDelay the wait, and for a window a QuotaFailure naming a minute's or a day's quota."""
+    details: list = [{"@type": "type.googleapis.com/google.rpc.RetryInfo",
+                      "retryDelay": f"{math.ceil(wait * 1000) / 1000:g}s"}]
+    if period is not None:
+        per = {60.0: "PerMinute", 86400.0: "PerDay"}.get(period, "")
+        details.insert(0, {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [
+            {"quotaMetric": "generativelanguage.googleapis.com/generate_content_requests",
+             "quotaId": f"GenerateRequests{per}PerProjectPerModel", "quotaValue": str(limit)}]})
+    return [{"error": {"code": 429, "message": "Resource has been exhausted (e.g. check quota).",
+                       "status": "RESOURCE_EXHAUSTED", "details": details}}]
 
 
 # Simulated behaviour of the registry models. Prices are USD per unit (token, image, request), as in
@@ -146,7 +160,8 @@ class SimConfig:
     # OpenRouter's free-model 429s: no rate headers, X-RateLimit-* in the body's error.metadata.headers, a window of
     # 60 s or a day named "free-models-per-min" or "free-models-per-day" in the message), or the exact wait in
     # Retry-After's other forms: "http_date" (an HTTP-date, whole seconds, beside the answer's Date) or
-    # "retry_after_ms" (Azure's retry-after-ms, with Retry-After in whole seconds rounded up).
+    # "retry_after_ms" (Azure's retry-after-ms, with Retry-After in whole seconds rounded up), or "google" (Gemini's
+    # 429: a list around the error, RetryInfo's retryDelay the wait, a window's quota named in a QuotaFailure).
     retry_after: str = "none"
     retry_after_s: float = 1.0
     retry_after_share: float = 1.0

@@ -95,3 +95,30 @@ def test_the_http_headers_win_over_the_body_and_odd_bodies_give_nothing():
     assert req.classify(429, {"x-ratelimit-limit": "20"}, plain, now=now).stated_rate is None  # no period named
     out = req.classify(503, {}, _free_model_429("free-models-per-min", "20", int((now + 4) * 1000)), now=now)
     assert out.signal == "failure" and out.stated_rate is None  # a 503 is no quota's refusal
+
+
+def _gemini(quota_id: str | None, delay: str = "37s", value: str = "15") -> bytes:
+    """A 429 of Gemini's OpenAI-compatible endpoint: the error object in a list, the hints in its details."""
+    details = [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": delay}]
+    if quota_id:
+        details.insert(0, {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [
+            {"quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests",
+             "quotaId": quota_id, "quotaValue": value}]})
+    return json.dumps([{"error": {"code": 429, "message": "Resource has been exhausted (e.g. check quota).",
+                                  "status": "RESOURCE_EXHAUSTED", "details": details}}]).encode()
+
+
+def test_a_google_refusal_s_details_are_its_wait_and_its_quota():
+    req, now = request_for("openai/gpt-6-luna"), 1_800_000_000.0  # (2027-01-15 00:00 in Los Angeles)
+    minute = req.classify(429, {}, _gemini("GenerateRequestsPerMinutePerProjectPerModel-FreeTier"), now=now)
+    assert minute == Retry("429/quota", "rate", 37.0, 14 / 60)  # a minute's 15 requests: paced under them
+    tokens = req.classify(429, {}, _gemini("GenerateContentInputTokensPerModelPerMinute", "1.5s", "250000"), now=now)
+    assert tokens == Retry("429/quota", "rate", 1.5, None)  # a quota of tokens is named, but is no pace
+    day = req.classify(429, {}, _gemini("GenerateRequestsPerDayPerProjectPerModel-FreeTier", "43s"), now=now + 3600)
+    assert day.retry_after == 23 * 3600.0  # a day's quota: to its reset at midnight Pacific time, not 43 s
+    assert req.classify(429, {"retry-after": "3"}, _gemini(None), now=now).retry_after == 37.0  # the later wait
+    plain = json.dumps([{"error": {"code": 429, "message": "Resource has been exhausted (e.g. check quota).",
+                                   "status": "RESOURCE_EXHAUSTED"}}]).encode()
+    assert req.classify(429, {}, plain, now=now) == Retry("429", "rate", None, None)
+    odd = json.dumps([{"error": {"code": 429, "details": ["x", {"@type": 5}, {"violations": "no"}]}}]).encode()
+    assert req.classify(429, {}, odd, now=now) == Retry("429", "rate", None, None)

@@ -1,7 +1,10 @@
-"""Retry-After's other forms over real HTTP: an HTTP-date (RFC 9110; whole seconds, beside the answer's Date) and
-Azure's retry-after-ms. The wait they name is waited out in full, and a date past max_wait_s stops the model."""
+"""Retry-After's other forms over real HTTP: an HTTP-date (RFC 9110; whole seconds, beside the answer's Date),
+Azure's retry-after-ms, and Google's RetryInfo in the error's details (Gemini's OpenAI-compatible endpoint). The wait
+they name is waited out in full, and one past max_wait_s (a date an hour off, a day's quota) stops the model."""
 import asyncio
+import datetime
 import time
+import zoneinfo
 
 import pytest
 
@@ -17,7 +20,7 @@ def _photos(tmp_path, n_per_cat: int):
     return load_dataset(write_table(tmp_path / "photos.parquet", make_rows(n_per_cat=n_per_cat, extras=0)))
 
 
-@pytest.mark.parametrize("form", ["http_date", "retry_after_ms"])
+@pytest.mark.parametrize("form", ["http_date", "retry_after_ms", "google"])
 def test_the_wait_a_refusal_names_in_any_form_is_waited_out(tmp_path, form):
     ds = _photos(tmp_path, 6)  # 18 photos against 6 per 1.5 s clock window: the window refuses at least twice
     cfg = SimConfig(seed=0, latency_s=0.02, window_n=6, window_s=1.5, retry_after=form)
@@ -44,3 +47,17 @@ def test_an_http_date_past_max_wait_s_stops_the_model_saying_until_when(tmp_path
         summary = asyncio.run(asyncio.wait_for(mr.run(), 30))  # a date not read would hold the model, probing
     assert summary["answered"] == 10 and "asks to wait" in summary["stopped"] and "UTC" in summary["stopped"]
     assert mr.retries_exhausted == 0 and len(mr.results) == 10
+
+
+def test_a_spent_daily_google_quota_stops_the_model_until_midnight_pacific_time(tmp_path):
+    ds = _photos(tmp_path, 5)  # 15 photos, 5 a day
+    cfg = SimConfig(seed=0, latency_s=0.02, window_n=5, window_s=86400.0, retry_after="google")
+    with Simulator(cfg) as sim:
+        settings = RunSettings(api_key="sk-test", base_url=sim.base_url, max_wait_s=60.0)
+        mr = ModelRun(MODEL, ds, settings, tmp_path / "out")
+        summary = asyncio.run(asyncio.wait_for(mr.run(), 30))
+    pacific = datetime.datetime.now(zoneinfo.ZoneInfo("America/Los_Angeles"))
+    midnight = datetime.datetime.combine(pacific.date() + datetime.timedelta(days=1), datetime.time(), pacific.tzinfo)
+    until = midnight.astimezone(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    assert summary["answered"] == 5 and f"until about {until}" in summary["stopped"]
+    assert mr.retries_exhausted == 0 and len(mr.results) == 5  # the other 10 unasked: a resume asks them

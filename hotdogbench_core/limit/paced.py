@@ -247,8 +247,8 @@ class PacedLimiter(LimitHistory):
         if self._no_burst:
             own = self._sent(sent_at)
             self._apart(taken=min((abs(self._sent(t) - own) for t, _ in list(taken)[:-1]), default=math.inf))
-        if sent_at < self._refused_at:
-            return  # sent before the last refusal: it says nothing about the server now
+        if sent_at < self._refused_at or self.refused and sent_at <= self._refused_at + 1e-6:
+            return  # sent before the last refusal (in a pause, with it: no refill): says nothing about the server now
         if self.refused:
             self._end_refusal(now)
         self._in_row = 0

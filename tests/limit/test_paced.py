@@ -632,6 +632,24 @@ def test_a_refusal_that_names_its_quota_pauses_at_once_until_its_reset():
     assert not lim.refused and lim.wait_time() < 1.0
 
 
+def test_a_send_taken_at_the_instant_of_the_refused_one_ends_no_pause():
+    # two sends at one instant, the first the quota's last, the second refused with its quota named (a pause to its
+    # reset): the first's answer, back later, is no refill (the `hints` family's Gemini draws, seed 27: its pause
+    # ended there, and the next read a spent quota over 0.04 s, 0.3/s for a 5.5/s window: 32.9% used)
+    lim, clock = make(8, 256)
+    for _ in range(20):
+        one(lim, clock)
+    first, second = lim.start(), lim.start()
+    clock.advance(0.001)
+    lim.finish("rate", 0.001, "429/quota", 7.0, second)
+    clock.advance(0.8)
+    lim.finish("success", 0.801, "success", None, first)
+    assert lim.refused and lim.wait_time() == pytest.approx(7.0 - 0.8, abs=0.01)
+    clock.advance(lim.wait_time())
+    one(lim, clock)  # the probe at the reset, taken: the pause ends
+    assert not lim.refused
+
+
 def test_a_fixed_retry_after_is_no_clock_time_and_does_not_stall_the_probes():
     # "Retry-After: 30" on every refusal, whatever the real wait: each names another clock time, so the probes go
     # on at the back-off (the issue: a large fixed value stalls other sends at most about a second)

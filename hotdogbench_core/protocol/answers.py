@@ -305,6 +305,11 @@ def error_text(status: int, err) -> str:
     return f"{status}: {json.dumps(err, default=str)[:ERROR_CHARS]}"
 
 
+def _google_refused_key(e: dict) -> bool:
+    """Google answers a key it does not take with 400 INVALID_ARGUMENT, its details' reason API_KEY_INVALID."""
+    return any(as_dict(d).get("reason") == "API_KEY_INVALID" for d in as_list(e.get("details")))
+
+
 def _gateway_refused_key(e: dict) -> bool:
     """LiteLLM's proxy without a database answers a key it does not know with 400 "No connected db.", not 401."""
     return e.get("type") == "no_db_connection" or as_str(e.get("message")) == "No connected db."
@@ -323,7 +328,7 @@ def classify_error(status: int, err, headers: dict, now: float | None = None) ->
     if _gateway_refused_key(e):
         return Fatal(error_text(status, err), "the gateway could not check the key (LiteLLM without its database "
                                               "answers so for a key it does not know): check the key, then resume")
-    if status in (401, 403) or code in (401, 403):
+    if status in (401, 403) or code in (401, 403) or _google_refused_key(e):
         if status == 403 or code == 403:
             # 403 is also OpenRouter's moderation refusal for one input: that settles one photo, not the run
             if "moderation" in json.dumps(err, default=str).lower():

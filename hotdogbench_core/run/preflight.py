@@ -69,6 +69,8 @@ async def fetch_listing(base_url: str, api_key: str, timeout: float = LISTING_TI
         body = r.json()
     except (httpx.HTTPError, ValueError, OSError):
         return None
+    if isinstance(body, list) and len(body) == 1:  # (Google's OpenAI-compatible endpoint: [{"error": {...}}])
+        body = body[0]
     outcome = classify_error(r.status_code, body.get("error", body), {}) if r.status_code != 200 and \
         isinstance(body, dict) else None
     if isinstance(outcome, Fatal) and "key" in outcome.hint:

@@ -62,6 +62,17 @@ def test_openai_s_spent_account_is_fatal_not_a_rate():
     assert isinstance(out, Retry) and out.signal == "rate"  # a rate limit stays one
 
 
+def test_google_s_refusal_of_the_key_is_fatal_as_a_401_is():
+    body = [{"error": {"code": 400, "message": "API key not valid. Please pass a valid API key.",
+                       "status": "INVALID_ARGUMENT", "details": [
+                           {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID",
+                            "domain": "googleapis.com"}]}}]  # (Gemini's OpenAI-compatible endpoint: in a list)
+    out = chat(400, body)
+    assert isinstance(out, Fatal) and "key was refused" in out.hint and "API key not valid" in out.error
+    other = [{"error": {"code": 400, "message": "Invalid JSON payload", "status": "INVALID_ARGUMENT"}}]
+    assert isinstance(chat(400, other), Failed)  # any other 400 settles one photo
+
+
 def test_402_in_flight_backs_off_but_402_credits_is_fatal():
     inflight = {"error": {"code": 402, "message": "x", "metadata": {"reason": "in_flight_budget_exhausted"}}}
     out = chat(402, inflight)

@@ -13,7 +13,7 @@ from aiohttp import web
 
 from hotdogbench_core import RunSettings, load_dataset, run_models
 from hotdogbench_core.protocol.request import request_for
-from hotdogbench_core.run.preflight import PreflightError, load_price_table
+from hotdogbench_core.run.preflight import KeyRefusedError, PreflightError, load_price_table
 from hotdogbench_core.sim import SimConfig, Simulator, labels_from_parquet
 from hotdogbench_core.store.rundir import RunDir
 from support.paths import REPO
@@ -97,6 +97,11 @@ class Wrong:
         self.kind, self.requests = kind, 0
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
+        if self.kind == "google_key":  # Gemini's OpenAI-compatible endpoint on a key it does not take
+            self.requests += not request.path.endswith("/models")
+            return web.json_response([{"error": {"code": 400, "message": "API key not valid. Please pass a valid API "
+                                                 "key.", "status": "INVALID_ARGUMENT", "details": [
+                {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID"}]}}], status=400)
         if request.path.endswith("/models"):
             return web.Response(status=404)
         self.requests += 1
@@ -167,6 +172,13 @@ def test_a_spent_account_s_429_stops_the_model_at_once_saying_so_not_retried_as_
     assert s["answered"] == 0 and "insufficient_quota" in s["stopped"] and "billing" in s["hint"]
     assert server.requests <= 8  # the start's sends at most, not each photo's retry budget of 180 s
     assert res.stopped  # said out loud for the run, not a model that looks done
+
+
+def test_google_s_refusal_of_the_key_stops_the_run_before_anything_is_sent(table, tmp_path):
+    with Wrong("google_key") as server:
+        with pytest.raises(KeyRefusedError, match="refused the key .*API key not valid"):
+            run(table, server.base_url, [LUNA], tmp_path)
+    assert server.requests == 0  # only the listing was asked
 
 
 def test_a_dripping_body_is_a_stalled_attempt_long_before_the_request_deadline(table, tmp_path):

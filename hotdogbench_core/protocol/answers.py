@@ -27,6 +27,7 @@ PER_MINUTE = re.compile(r"per[ _-]?min(ute)?\b", re.I)
 QUOTA_TAG = "quota"  # ends the tag of such a refusal ("429/quota"): the limiter reads it as a spent quota
 RAW_CHARS = 500  # how much of an answer's text is kept
 ERROR_CHARS = 300  # how much of an error object is kept
+LONGEST_WAIT_S = 366 * 86400.0  # no quota resets further off than a year: a longer wait named is junk, read as this
 
 Signal = Literal["rate", "failure", "transport"]
 
@@ -83,14 +84,20 @@ def parse_retry_after(value: str | None, now: float | None = None, date: str | N
     seconds can be (a skewed server names its own clock's time). Junk, or a date with neither, gives None."""
     if not value:
         return None
-    try:
-        s = float(value.strip())
-    except ValueError:
+    s = _number(value)
+    if s is None:
         at, served = _http_date(value), _http_date(date) if date else None
         if served is not None and (now is None or abs(served - now) > 2.0):
             now = served + 0.5  # (a Date is whole seconds: on average half of one behind)
-        return None if at is None or now is None else max(0.0, at - now)
-    return s if math.isfinite(s) and s >= 0 else None
+        return None if at is None or now is None else min(max(0.0, at - now), LONGEST_WAIT_S)
+    return min(s, LONGEST_WAIT_S) if math.isfinite(s) and s >= 0 else None
+
+
+def _number(value: str | None) -> float | None:
+    try:
+        return float(value.strip()) if value else None
+    except ValueError:
+        return None
 
 
 def _http_date(value: str) -> float | None:
@@ -153,10 +160,10 @@ def retry_hint(headers: dict, now: float | None = None) -> float | None:
     if reset:
         d = _duration(reset)
         if d is not None and d >= 0:
-            return d
-    reset = parse_retry_after(headers.get("x-ratelimit-reset"))
+            return min(d, LONGEST_WAIT_S)
+    reset = _number(headers.get("x-ratelimit-reset"))
     if reset is not None and now is not None and reset > 1e11:  # epoch ms (a small number is no epoch: ignored)
-        return max(0.0, reset / 1000.0 - now)
+        return min(max(0.0, reset / 1000.0 - now), LONGEST_WAIT_S)
     return None
 
 
@@ -286,6 +293,7 @@ def retry_for(code: int, err, headers, now: float | None, tag: str) -> Retry:
     google_wait, google_rate, named = google_quota(err, now)
     wait = retry_hint(hints, now)
     wait = google_wait if wait is None else max(wait, google_wait or 0.0)  # (never the earlier of two)
+    wait = None if wait is None else min(wait, LONGEST_WAIT_S)
     quota = (quota_rate(err, hints) or google_rate) if signal == "rate" else None
     named = signal == "rate" and (named or quota is not None)
     return Retry(f"{tag}/{QUOTA_TAG}" if named else tag, signal, wait, quota)

@@ -164,9 +164,9 @@ class Attempts:
         if outcome.signal != "rate":
             item.failed += 1
         item.hint = max(item.hint, outcome.retry_after or 0.0)
-        if outcome.signal == "rate" and (outcome.retry_after or 0.0) > self.settings.max_wait_s:
-            self._quota_spent(outcome.retry_after)  # (the photo stays unasked: a resume asks it)
-            return
+        if (outcome.retry_after or 0.0) > self.settings.max_wait_s:  # (a 503's "back in two hours" too)
+            self._quota_spent(outcome.retry_after, None if outcome.signal == "rate" else outcome.tag)
+            return  # (the photo stays unasked: a resume asks it)
         if len(res.retries) >= self.settings.max_attempts if self.settings.limiter == "reference" else \
                 item.failed >= self.settings.max_attempts or \
                 now - item.first_t >= self.settings.retry_budget_s + item.hint:
@@ -179,12 +179,15 @@ class Attempts:
         heapq.heappush(self._waiting, _Pending(now + delay, next(self._seq), item.photo, res, item.first_t,
                                               item.failed, item.hint))
 
-    def _quota_spent(self, wait_s: float) -> None:
-        """The server asks for a wait past max_wait_s: a spent quota. This model stops, saying until when."""
+    def _quota_spent(self, wait_s: float, unavailable: str | None = None) -> None:
+        """The server asks for a wait past max_wait_s: a spent quota (or, `unavailable` the status that said so, a
+        server down for that long). This model stops, saying until when."""
         until = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(time.time() + wait_s))
         hours, minutes = divmod(round(wait_s / 60), 60)
+        why = f"the server is unavailable until then ({unavailable})" if unavailable else \
+            "a spent quota, such as a free model's daily cap"
         self.stop(f"the server asks to wait {hours} h {minutes:02d} min (until about {until}) before the next "
-                  f"request: a spent quota, such as a free model's daily cap", scope="model")
+                  f"request: {why}", scope="model")
         self.fatal_hint = (f"resume after {until}: the same command with --resume (or wait it out: a larger "
                            f"--max-wait-s than {self.settings.max_wait_s:g} s)")
 

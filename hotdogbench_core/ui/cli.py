@@ -50,8 +50,8 @@ def _add_run_flags(p: argparse.ArgumentParser, *, demo: bool = False) -> None:
     p.add_argument("--max-concurrency", type=int, default=256, help="ceiling for the adaptive limit")
     p.add_argument("--request-timeout", type=float, default=120.0, help="seconds before a request counts as dropped")
     p.add_argument("--max-wait-s", type=float, default=RunSettings.max_wait_s,
-                   help="a refusal asking a longer wait (a spent hourly or daily quota) stops that model, its "
-                        "answers kept, saying when to resume (default %(default)g)")
+                   help="a refusal asking a longer wait (a spent hourly or daily quota, a 503 down for hours) "
+                        "stops that model, its answers kept, saying when to resume (default %(default)g)")
     p.add_argument("--max-rate", default=None, metavar="RATE",
                    help="a cap you know, per model: the pace never goes over it (20/min, 5/s, 300/h; default: none, "
                         "the adaptive limiter finds the cap; OpenRouter's :free models share their known 20/min)")

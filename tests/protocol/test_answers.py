@@ -48,6 +48,8 @@ def test_retry_after_parsing():
     assert parse_retry_after("1.5") == 1.5
     assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT") is None  # a date, and no clock to count from
     assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now=1445412470.0) == 10.0
+    assert parse_retry_after("1e23") == 366 * 86400.0  # junk past a year: read as a year (a clock reaches it)
+    assert parse_retry_after("Fri, 31 Dec 9999 23:59:59 GMT", now=1445412470.0) == 366 * 86400.0
     assert parse_retry_after("-3") is None and parse_retry_after("nan") is None and parse_retry_after(None) is None
 
 

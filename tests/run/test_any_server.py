@@ -110,6 +110,10 @@ class Wrong:
             return web.Response(text="<html><body>Welcome to nginx</body></html>", content_type="text/html")
         if self.kind == "500":
             return web.json_response({"error": {"code": 500, "message": "boom"}}, status=500)
+        if self.kind in ("maintenance", "forever"):  # a 503 "back in two hours"; a 429 whose wait is junk
+            status, wait = (503, "7200") if self.kind == "maintenance" else (429, "1e23")
+            return web.json_response({"error": {"code": status, "message": "later"}}, status=status,
+                                     headers={"Retry-After": wait})
         if self.kind == "quota":  # OpenAI's answer once an account's billing quota is spent
             return web.json_response({"error": {"message": "You exceeded your current quota, please check your plan "
                                                 "and billing details.", "type": "insufficient_quota", "param": None,
@@ -172,6 +176,19 @@ def test_a_spent_account_s_429_stops_the_model_at_once_saying_so_not_retried_as_
     assert s["answered"] == 0 and "insufficient_quota" in s["stopped"] and "billing" in s["hint"]
     assert server.requests <= 8  # the start's sends at most, not each photo's retry budget of 180 s
     assert res.stopped  # said out loud for the run, not a model that looks done
+
+
+@pytest.mark.parametrize("kind", ["maintenance", "forever"])
+def test_a_wait_past_max_wait_s_stops_the_model_whatever_the_status_or_the_number(table, tmp_path, kind):
+    # a 503 asking two hours is no shorter a stall than a 429 asking them; a Retry-After of 1e23 s is junk, not a
+    # crash (no clock reaches it)
+    with Wrong(kind) as server:
+        t0 = time.monotonic()
+        res = run(table, server.base_url, [LUNA], tmp_path, settings={"max_wait_s": 60.0})
+        took = time.monotonic() - t0
+    (s,) = res.summaries
+    assert s["answered"] == 0 and "asks to wait" in s["stopped"] and "--resume" in s["hint"]
+    assert server.requests <= 8 and took < 30  # stopped at the start's answers, not held for hours
 
 
 def test_google_s_refusal_of_the_key_stops_the_run_before_anything_is_sent(table, tmp_path):

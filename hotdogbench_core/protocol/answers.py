@@ -145,7 +145,7 @@ def _duration(value: str) -> float | None:
 def retry_hint(headers: dict, now: float | None = None) -> float | None:
     """Seconds to wait before asking again, from what the server said: retry-after-ms or Retry-After (seconds or an
     HTTP-date), else a reset hint (a gateway's `llm_provider-retry-after`, `x-ratelimit-reset-requests` like "6m0s",
-    OpenRouter's `X-RateLimit-Reset` in epoch milliseconds). `now` is the wall clock in epoch seconds: a date or an
+    OpenRouter's `X-RateLimit-Reset` in epoch milliseconds, or seconds). `now` is the wall clock in epoch seconds: a date or an
     epoch without it (or the answer's Date) is no wait. None if nothing usable was sent."""
     ms = parse_retry_after(headers.get("retry-after-ms"))  # Azure's, to the millisecond (OpenAI's SDK reads it first)
     if ms is not None:
@@ -162,9 +162,10 @@ def retry_hint(headers: dict, now: float | None = None) -> float | None:
         if d is not None and d >= 0:
             return min(d, LONGEST_WAIT_S)
     reset = _number(headers.get("x-ratelimit-reset"))
-    if reset is not None and now is not None and reset > 1e11:  # epoch ms (a small number is no epoch: ignored)
-        return min(max(0.0, reset / 1000.0 - now), LONGEST_WAIT_S)
-    return None
+    if reset is None or now is None or not reset >= 1e9:  # (a small number is no epoch, a count down maybe: ignored)
+        return None
+    at = reset / 1000.0 if reset > 1e11 else reset  # epoch ms (OpenRouter's), or epoch seconds (as GitHub's)
+    return min(max(0.0, at - now), LONGEST_WAIT_S)
 
 
 STATED_PERIOD_S = 60.0  # x-ratelimit-limit-requests counts a minute's requests: OpenAI's and LiteLLM's meaning (a

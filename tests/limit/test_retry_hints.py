@@ -45,6 +45,9 @@ def test_openrouter_epoch_ms_reset_needs_the_clock():
     assert abs(retry_hint(headers, 1_800_000_000.0) - 7.5) < 1e-6
     assert retry_hint(headers, 1_800_000_100.0) == 0.0  # already past
     assert retry_hint({"x-ratelimit-reset": "5"}, 1_800_000_000.0) is None  # not an epoch
+    assert retry_hint({"x-ratelimit-reset": "1800000012"}, 1_800_000_000.0) == 12.0  # epoch seconds
+    assert retry_hint({"x-ratelimit-reset": "inf"}, 1_800_000_000.0) == 366 * 86400.0  # (junk: a year)
+    assert retry_hint({"x-ratelimit-reset": "nan"}, 1_800_000_000.0) is None
 
 
 def test_classify_carries_the_hint_and_plain_values_are_unchanged():

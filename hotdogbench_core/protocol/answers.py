@@ -145,8 +145,8 @@ def _duration(value: str) -> float | None:
 def retry_hint(headers: dict, now: float | None = None) -> float | None:
     """Seconds to wait before asking again, from what the server said: retry-after-ms or Retry-After (seconds or an
     HTTP-date), else a reset hint (a gateway's `llm_provider-retry-after`, `x-ratelimit-reset-requests` like "6m0s",
-    OpenRouter's `X-RateLimit-Reset` in epoch milliseconds, or seconds). `now` is the wall clock in epoch seconds: a date or an
-    epoch without it (or the answer's Date) is no wait. None if nothing usable was sent."""
+    OpenRouter's `X-RateLimit-Reset` in epoch milliseconds, or seconds). `now` is the wall clock in epoch seconds: a
+    date or an epoch without it (or the answer's Date) is no wait. None if nothing usable was sent."""
     ms = parse_retry_after(headers.get("retry-after-ms"))  # Azure's, to the millisecond (OpenAI's SDK reads it first)
     if ms is not None:
         return ms / 1000.0
@@ -248,19 +248,14 @@ def quota_rate(err, headers) -> float | None:
     return minute_count_rate(headers.get("x-ratelimit-limit"))
 
 
-GOOGLE_DETAIL = "type.googleapis.com/google.rpc."  # the @type of a Google API error's details (Gemini, Vertex)
-
-
 def google_quota(err, now: float | None) -> tuple[float | None, float | None, bool]:
     """What a Google API refusal's details say (Gemini's OpenAI-compatible endpoint sends them, with no rate
     headers): its wait (RetryInfo's retryDelay, "37s"; for a day's quota the time to its reset at midnight Pacific
     time, as Google documents, where its retryDelay says seconds), the pace under a minute's request quota its
     QuotaFailure names (quotaValue a minute, as requests per second), and whether it names a quota at all."""
-    details = [d for d in as_list(as_dict(err).get("details")) if isinstance(d, dict)]
-    kind = lambda d: as_str(d.get("@type")) or ""  # noqa: E731
-    wait = next((_duration(as_str(d.get("retryDelay")) or "") for d in details if kind(d).endswith("RetryInfo")),
-                None)
-    violations = [v for d in details if kind(d).endswith("QuotaFailure") for v in as_list(d.get("violations"))]
+    details = [(as_str(d.get("@type")) or "", d) for d in as_list(as_dict(err).get("details")) if isinstance(d, dict)]
+    wait = next((_duration(as_str(d.get("retryDelay")) or "") for t, d in details if t.endswith("RetryInfo")), None)
+    violations = [v for t, d in details if t.endswith("QuotaFailure") for v in as_list(d.get("violations"))]
     ids = [(as_str(as_dict(v).get("quotaId")) or "", as_dict(v).get("quotaValue")) for v in violations]
     if now is not None and any("PerDay" in q for q, _ in ids):
         wait = max(wait or 0.0, _to_midnight_pacific(now))

@@ -50,6 +50,11 @@ def test_an_http_date_past_max_wait_s_stops_the_model_saying_until_when(tmp_path
 
 
 def test_a_spent_daily_google_quota_stops_the_model_until_midnight_pacific_time(tmp_path):
+    pacific_s = datetime.datetime.now(zoneinfo.ZoneInfo("America/Los_Angeles")).utcoffset().total_seconds()
+    for offset in (0.0, pacific_s):  # (neither the simulator's UTC day nor the Pacific one may turn during the test)
+        left = 86400.0 - (time.time() + offset) % 86400.0
+        if left < 60:
+            time.sleep(left + 0.2)
     ds = _photos(tmp_path, 5)  # 15 photos, 5 a day
     cfg = SimConfig(seed=0, latency_s=0.02, window_n=5, window_s=86400.0, retry_after="google")
     with Simulator(cfg) as sim:

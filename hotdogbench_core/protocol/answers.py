@@ -351,9 +351,16 @@ def _error_object(body: bytes) -> dict:
         data = json.loads(body)
     except (ValueError, UnicodeDecodeError, RecursionError):
         return {}
-    if isinstance(data, list) and len(data) == 1:  # (Google's OpenAI-compatible endpoint: [{"error": {...}}])
-        data = data[0]
+    data = unlisted(data)
     return as_dict(data.get("error")) if isinstance(data, dict) else {}
+
+
+def unlisted(data):
+    """A body whose error object comes in a list of one ([{"error": {...}}], as Google's OpenAI-compatible endpoint
+    sends it) as that object's body; any other body as it is."""
+    if isinstance(data, list) and len(data) == 1 and isinstance(data[0], dict) and "error" in data[0]:
+        return data[0]
+    return data
 
 
 def classify(status: int, headers: dict, body: bytes, endpoint: ReadsAnswers, now: float | None = None) -> Outcome:
@@ -366,8 +373,7 @@ def classify(status: int, headers: dict, body: bytes, endpoint: ReadsAnswers, no
         data = json.loads(body)
     except (ValueError, UnicodeDecodeError):
         return Retry(f"{status}/badjson", "failure")
-    if isinstance(data, list) and len(data) == 1 and isinstance(data[0], dict) and "error" in data[0]:
-        data = data[0]  # (Google's OpenAI-compatible endpoint wraps its error objects in a list)
+    data = unlisted(data)
     if not isinstance(data, dict):
         if status != 200:
             return classify_error(status, data, headers, now)

@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 
 from ..errors import FieldError
-from ..protocol.answers import Fatal, classify_error
+from ..protocol.answers import Fatal, classify_error, unlisted
 from ..protocol.request import request_for
 from ..store.redact import public_url
 from .settings import RunError, RunSettings, is_openrouter, url_with_path
@@ -69,8 +69,7 @@ async def fetch_listing(base_url: str, api_key: str, timeout: float = LISTING_TI
         body = r.json()
     except (httpx.HTTPError, ValueError, OSError):
         return None
-    if isinstance(body, list) and len(body) == 1:  # (Google's OpenAI-compatible endpoint: [{"error": {...}}])
-        body = body[0]
+    body = unlisted(body)
     outcome = classify_error(r.status_code, body.get("error", body), {}) if r.status_code != 200 and \
         isinstance(body, dict) else None
     if isinstance(outcome, Fatal) and "key" in outcome.hint:

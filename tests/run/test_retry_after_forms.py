@@ -35,32 +35,32 @@ def test_the_wait_a_refusal_names_in_any_form_is_waited_out(tmp_path, form):
     assert min(gaps) >= -0.01  # no photo asked again before the wait its refusal named (10 ms clock slack)
 
 
-def test_an_http_date_past_max_wait_s_stops_the_model_saying_until_when(tmp_path):
-    left = 3600.0 - time.time() % 3600.0
-    if left < 90:  # (the hour's window must not refill during the test)
-        time.sleep(left + 0.2)
-    ds = _photos(tmp_path, 10)  # 30 photos, 10 an hour
-    cfg = SimConfig(seed=0, latency_s=0.02, window_n=10, window_s=3600.0, retry_after="http_date")
+def _spend_a_long_quota(tmp_path, per: int, period: float, form: str, offsets=(0.0,)):
+    """A model run against a window of `per` requests a `period` (3 x `per` photos), refused in `form`, with
+    max_wait_s 60 s: (its summary, the ModelRun). No window turns during it (nor a day `offsets` seconds ahead)."""
+    for offset in offsets:
+        left = period - (time.time() + offset) % period
+        if left < 90:
+            time.sleep(left + 0.2)
+    ds = _photos(tmp_path, per)
+    cfg = SimConfig(seed=0, latency_s=0.02, window_n=per, window_s=period, retry_after=form)
     with Simulator(cfg) as sim:
         settings = RunSettings(api_key="sk-test", base_url=sim.base_url, max_wait_s=60.0)
         mr = ModelRun(MODEL, ds, settings, tmp_path / "out")
-        summary = asyncio.run(asyncio.wait_for(mr.run(), 30))  # a date not read would hold the model, probing
+        summary = asyncio.run(asyncio.wait_for(mr.run(), 30))  # a wait not read would hold the model, probing
+    return summary, mr
+
+
+def test_an_http_date_past_max_wait_s_stops_the_model_saying_until_when(tmp_path):
+    summary, mr = _spend_a_long_quota(tmp_path, 10, 3600.0, "http_date")  # 30 photos, 10 an hour
     assert summary["answered"] == 10 and "asks to wait" in summary["stopped"] and "UTC" in summary["stopped"]
     assert mr.retries_exhausted == 0 and len(mr.results) == 10
 
 
 def test_a_spent_daily_google_quota_stops_the_model_until_midnight_pacific_time(tmp_path):
     pacific_s = datetime.datetime.now(zoneinfo.ZoneInfo("America/Los_Angeles")).utcoffset().total_seconds()
-    for offset in (0.0, pacific_s):  # (neither the simulator's UTC day nor the Pacific one may turn during the test)
-        left = 86400.0 - (time.time() + offset) % 86400.0
-        if left < 60:
-            time.sleep(left + 0.2)
-    ds = _photos(tmp_path, 5)  # 15 photos, 5 a day
-    cfg = SimConfig(seed=0, latency_s=0.02, window_n=5, window_s=86400.0, retry_after="google")
-    with Simulator(cfg) as sim:
-        settings = RunSettings(api_key="sk-test", base_url=sim.base_url, max_wait_s=60.0)
-        mr = ModelRun(MODEL, ds, settings, tmp_path / "out")
-        summary = asyncio.run(asyncio.wait_for(mr.run(), 30))
+    # 15 photos, 5 a day (neither the simulator's UTC day nor the Pacific one may turn during the test)
+    summary, mr = _spend_a_long_quota(tmp_path, 5, 86400.0, "google", offsets=(0.0, pacific_s))
     pacific = datetime.datetime.now(zoneinfo.ZoneInfo("America/Los_Angeles"))
     midnight = datetime.datetime.combine(pacific.date() + datetime.timedelta(days=1), datetime.time(), pacific.tzinfo)
     until = midnight.astimezone(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")

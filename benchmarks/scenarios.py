@@ -11,14 +11,14 @@ What the families cover (ISSUE 10): token buckets with a burst of 0-10x the rate
 nginx's default, met against a real nginx before the families had it), in-flight caps (429 or a 402 in-flight
 budget), both at once, fixed clock-aligned windows (N per 10 s or per minute); Retry-After none / exact / fixed
 small (0.5-2 s) / fixed large (5-60 s on some 429s only), its other forms (an HTTP-date, retry-after-ms) and the
-reset hints sent instead of it (Gemini's in its error's details); caps that move (a fall to 30-70% and a recovery, a slow drift, an oscillation, a
-halving then a doubling); 2-8 models behind one
-key-wide cap or behind caps of their own, and two processes on one key (on its cap, or each behind a cap of its own:
+reset hints sent instead of it (Gemini's in its error's details, the IETF RateLimit fields); caps that move (a fall
+to 30-70% and a recovery, a slow drift, an oscillation, a halving then a doubling); 2-8 models behind one key-wide
+cap or behind caps of their own, and two processes on one key (on its cap, or each behind a cap of its own:
 `own_processes`, where the board the two share must hold neither over its own cap); latency 0.1-5 s, and latency
-that grows with load; failure noise (5xx, 200-errors, drops) 0-8% and random 402s; a loaded client, which hears answers a few ms
-after the server let them go (`loaded`); and a loaded gateway, whose latency grows with load and whose refusals come
-as slow as its answers (`gateway`); and caps slower than a request every half second (`slow`: a free model's 20 per
-minute, a bucket at 0.2/s), where a probe spans seconds per send.
+that grows with load; failure noise (5xx, 200-errors, drops) 0-8% and random 402s; a loaded client, which hears
+answers a few ms after the server let them go (`loaded`); and a loaded gateway, whose latency grows with load and
+whose refusals come as slow as its answers (`gateway`); and caps slower than a request every half second (`slow`: a
+free model's 20 per minute, a bucket at 0.2/s), where a probe spans seconds per send.
 """
 from __future__ import annotations
 
@@ -131,8 +131,10 @@ def _window(rng, seed, modes=("none", "exact", "fixed")):
 
 def _hints(rng, seed):
     """A window whose refusals carry a reset hint instead of Retry-After, or the exact wait in Retry-After's other
-    forms (an HTTP-date in whole seconds, Azure's retry-after-ms), or in a Google API error's details (Gemini's)."""
-    return _window(rng, seed, ("reset_ms", "reset_requests", "gateway", "http_date", "retry_after_ms", "google"))
+    forms (an HTTP-date in whole seconds, Azure's retry-after-ms), or in a Google API error's details (Gemini's), or
+    the IETF RateLimit fields (the window's policy and the seconds to its refill, as express-rate-limit sends)."""
+    return _window(rng, seed, ("reset_ms", "reset_requests", "gateway", "http_date", "retry_after_ms", "google",
+                               "ratelimit"))
 
 
 def _inflight(rng, seed):
@@ -363,7 +365,8 @@ FAMILIES: dict[str, tuple[str, Callable]] = {
     "bucket": ("token bucket 5-200/s, burst 0-10x, Retry-After none/exact/fixed", _bucket),
     "strict": ("token bucket 2-100/s with no burst (nginx's limit_req default)", _strict),
     "window": ("fixed window per 10 s or per minute, Retry-After none/exact/fixed", _window),
-    "hints": ("fixed window, reset hints instead of Retry-After, an HTTP-date, retry-after-ms, Gemini's", _hints),
+    "hints": ("fixed window, reset hints instead of Retry-After, an HTTP-date, retry-after-ms, Gemini's, IETF's",
+              _hints),
     "inflight": ("in-flight cap 4-64 (429 or 402 budget)", _inflight),
     "loaded": ("in-flight cap 2-16 met by a loaded client: answers heard 2-30 ms late", _loaded),
     "both": ("bucket and in-flight cap at once", _both),

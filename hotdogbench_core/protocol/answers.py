@@ -15,6 +15,8 @@ import zoneinfo
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from .ratelimit_fields import policy_rate, reset_in
+
 # Statuses worth retrying, as in the reference script.
 RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 # Statuses that say "slow down" rather than "something broke"; an adaptive limiter may treat the rest as noise.
@@ -53,7 +55,7 @@ class Retry:
     tag: str
     signal: Signal
     retry_after: float | None = None
-    stated_rate: float | None = None  # a minute's quota the refusal names, requests per second (quota_rate)
+    stated_rate: float | None = None  # a minute's quota the refusal names or states, requests per second
 
 
 @dataclass(frozen=True)
@@ -144,7 +146,8 @@ def _duration(value: str) -> float | None:
 
 def retry_hint(headers: dict, now: float | None = None) -> float | None:
     """Seconds to wait before asking again, from what the server said: retry-after-ms or Retry-After (seconds or an
-    HTTP-date), else a reset hint (a gateway's `llm_provider-retry-after`, `x-ratelimit-reset-requests` like "6m0s",
+    HTTP-date), else a reset hint (a gateway's `llm_provider-retry-after`, the IETF RateLimit fields' reset,
+    `x-ratelimit-reset-requests` like "6m0s",
     OpenRouter's `X-RateLimit-Reset` in epoch milliseconds, or seconds). `now` is the wall clock in epoch seconds: a
     date or an epoch without it (or the answer's Date) is no wait. None if nothing usable was sent."""
     ms = parse_retry_after(headers.get("retry-after-ms"))  # Azure's, to the millisecond (OpenAI's SDK reads it first)
@@ -154,8 +157,10 @@ def retry_hint(headers: dict, now: float | None = None) -> float | None:
     if ra is not None:
         return ra
     ra = parse_retry_after(headers.get("llm_provider-retry-after"))
+    if ra is None:
+        ra = reset_in(headers)  # the IETF RateLimit fields' (express-rate-limit's): seconds, never a clock time
     if ra is not None:
-        return ra
+        return min(ra, LONGEST_WAIT_S)
     reset = headers.get("x-ratelimit-reset-requests")
     if reset:
         d = _duration(reset)
@@ -175,9 +180,12 @@ STATED_PERIOD_S = 60.0  # x-ratelimit-limit-requests counts a minute's requests:
 def stated_rate(headers) -> float | None:
     """Requests per second a server says it allows on its answers: `x-ratelimit-limit-requests` (OpenAI, and the
     LiteLLM proxy for a deployment with an rpm) read as per minute, less one: a window counts arrivals, which the
-    network brings closer than they were sent, and LiteLLM 1.108.7 lets rpm - 1 through (measured: 119 of 120).
-    None if it says nothing usable."""
-    return minute_count_rate(headers.get("x-ratelimit-limit-requests") if headers is not None else None)
+    network brings closer than they were sent, and LiteLLM 1.108.7 lets rpm - 1 through (measured: 119 of 120);
+    else the tightest quota of a minute or less an IETF RateLimit-Policy states, read the same way. None if it
+    says nothing usable."""
+    if headers is None:
+        return None
+    return minute_count_rate(headers.get("x-ratelimit-limit-requests")) or policy_rate(headers, STATED_PERIOD_S)
 
 
 def minute_count_rate(value) -> float | None:
@@ -281,7 +289,7 @@ def names_quota(tag: str) -> bool:
 
 def retry_for(code: int, err, headers, now: float | None, tag: str) -> Retry:
     """A retryable status or error code: a rate signal if it is 429 or an upstream provider's rate limit; its wait
-    and a minute's quota it names read from the headers and the body's `error.metadata.headers`."""
+    and a minute's quota it names (or states) read from the headers and the body's `error.metadata.headers`."""
     hints = hint_headers(headers, err)
     if code not in RATE_STATUSES and upstream_rate_limited(err):
         return Retry(f"{tag}/upstream_rate", "rate", retry_hint(hints, now))
@@ -290,7 +298,8 @@ def retry_for(code: int, err, headers, now: float | None, tag: str) -> Retry:
     wait = retry_hint(hints, now)
     wait = google_wait if wait is None else max(wait, google_wait or 0.0)  # (never the earlier of two)
     wait = None if wait is None else min(wait, LONGEST_WAIT_S)
-    quota = (quota_rate(err, hints) or google_rate) if signal == "rate" else None
+    stated = policy_rate(hints, STATED_PERIOD_S)  # (an IETF RateLimit-Policy on the refusal)
+    quota = (quota_rate(err, hints) or google_rate or stated) if signal == "rate" else None
     named = signal == "rate" and (named or quota is not None)
     return Retry(f"{tag}/{QUOTA_TAG}" if named else tag, signal, wait, quota)
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..protocol.answers import Retry, minute_count_rate, retry_for
-from .config import QUOTA_NAMES, google_refusal, retry_after_forms
+from .config import QUOTA_NAMES, google_refusal, ratelimit_fields, retry_after_forms
 
 EPOCH = 1_800_000_000.0  # the fake clock's t=0 as a wall-clock epoch, for epoch-ms reset hints
 IN_FLIGHT_402 = "402/in_flight"  # the tag the runner's classifier gives a 402 in-flight budget (protocol/answers.py)
@@ -72,7 +72,8 @@ class Cap:
     phase: float = 0.0  # window boundaries at phase + k * period (clock-aligned, not the client's start)
     status: int = 429  # 402 for an in-flight budget
     retry_after: str = "none"  # none | exact | fixed | large | reset_ms | reset_requests | gateway | openrouter |
-    #                            http_date | retry_after_ms (the exact wait in Retry-After's other forms) | google
+    #                            http_date | retry_after_ms (the exact wait in Retry-After's other forms) | google |
+    #                            ratelimit (the IETF RateLimit fields: a window's policy, the seconds to its refill)
     retry_after_s: float = 1.0  # fixed, large and gateway: the value sent
     large_share: float = 1.0  # large: share of refusals that carry it (the others carry nothing)
     scale: Callable[[float], float] | None = None  # t (seconds from start) -> cap multiplier
@@ -141,6 +142,9 @@ class Cap:
         if mode in ("http_date", "retry_after_ms"):
             forms = retry_after_forms(mode, exact if exact is not None else self.retry_after_s, EPOCH + now)
             return {k.lower(): v for k, v in forms.items()}
+        if mode == "ratelimit":  # (a window's policy, and the seconds to its refill)
+            fields = ratelimit_fields(self.n, self.period if self.kind == "window" else None, exact)
+            return {k.lower(): v for k, v in fields.items()}
         if mode == "exact":
             return {"retry-after": str(exact if exact is not None else self.retry_after_s)}
         if mode == "fixed":

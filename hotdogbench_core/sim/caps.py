@@ -9,7 +9,7 @@ import time
 
 from aiohttp import web
 
-from .config import QUOTA_NAMES, SimConfig, google_refusal, retry_after_forms
+from .config import QUOTA_NAMES, SimConfig, google_refusal, ratelimit_fields, retry_after_forms
 
 _NO_CREDITS = "Insufficient credits. Add more at https://openrouter.ai/settings/credits"
 
@@ -54,13 +54,13 @@ class Caps:
         mode = cfg.retry_after
         known = wait is not None and wait != math.inf
         other = mode in ("http_date", "retry_after_ms")  # the exact wait in another server's form
-        ra = None if mode in ("none", "reset_requests", "gateway", "openrouter", "google") else \
+        ra = None if mode in ("none", "reset_requests", "gateway", "openrouter", "google", "ratelimit") else \
             wait if (mode == "exact" or other) and known else cfg.retry_after_s
         if mode == "large" and self._rng.random() >= cfg.retry_after_share:
             ra = None
         reset_in = wait if known else cfg.retry_after_s
-        rl = {} if other else {"X-RateLimit-Limit": str(limit), "X-RateLimit-Remaining": "0",
-                               "X-RateLimit-Reset": str(int((time.time() + reset_in) * 1000))}
+        rl = {} if other or mode == "ratelimit" else {"X-RateLimit-Limit": str(limit), "X-RateLimit-Remaining": "0",
+                                                      "X-RateLimit-Reset": str(int((time.time() + reset_in) * 1000))}
         headers = dict(rl)
         if other:
             now = time.time()
@@ -76,6 +76,9 @@ class Caps:
         elif mode == "gateway":
             headers["llm_provider-retry-after"] = _secs(cfg.retry_after_s)
             ra = cfg.retry_after_s
+        elif mode == "ratelimit":
+            headers.update(ratelimit_fields(limit, period, wait if known else None))
+            ra = float(math.ceil(wait)) if known else None
         if mode == "google":
             ra = math.ceil(reset_in * 1000) / 1000
             self.stats._finish(digest, t, 429, ra, refused=True)

@@ -14,7 +14,7 @@ from typing import Any
 from ..protocol.models import MODELS
 
 RETRY_AFTER_MODES = ("none", "fixed", "exact", "large", "reset_requests", "gateway", "openrouter", "http_date",
-                     "retry_after_ms", "google")
+                     "retry_after_ms", "google", "ratelimit")
 QUOTA_NAMES = {60.0: "free-models-per-min", 86400.0: "free-models-per-day"}  # how OpenRouter names a free model's
 #                                                                               quotas in its 429s' messages
 CAPS_PER = ("key", "model")
@@ -48,6 +48,16 @@ def retry_after_forms(mode: str, wait: float, now: float) -> dict:
         return {"Retry-After": email.utils.formatdate(math.ceil(now + wait), usegmt=True),
                 "Date": email.utils.formatdate(math.floor(now), usegmt=True)}
     return {"retry-after-ms": str(math.ceil(wait * 1000)), "Retry-After": str(math.ceil(wait))}
+
+
+def ratelimit_fields(limit: int, period: float | None, reset: float | None, remaining: int = 0) -> dict:
+    """The IETF RateLimit fields as express-rate-limit's draft-8 mode sends them: a window's policy (q requests per
+    w seconds; none for a bucket or an in-flight cap, which are no window), and what is left of it with the
+    seconds to its refill (whole seconds, rounded up; none where the wait is not known)."""
+    fields = {} if period is None else {"RateLimit-Policy": f'"window"; q={limit}; w={math.ceil(period)}'}
+    if reset is not None and math.isfinite(reset):
+        fields["RateLimit"] = f'"window"; r={remaining}; t={math.ceil(reset)}'
+    return fields
 
 
 def google_refusal(wait: float, limit: int, period: float | None) -> list:
@@ -161,7 +171,9 @@ class SimConfig:
     # 60 s or a day named "free-models-per-min" or "free-models-per-day" in the message), or the exact wait in
     # Retry-After's other forms: "http_date" (an HTTP-date, whole seconds, beside the answer's Date) or
     # "retry_after_ms" (Azure's retry-after-ms, with Retry-After in whole seconds rounded up), or "google" (Gemini's
-    # 429: a list around the error, RetryInfo's retryDelay the wait, a window's quota named in a QuotaFailure).
+    # 429: a list around the error, RetryInfo's retryDelay the wait, a window's quota named in a QuotaFailure), or
+    # "ratelimit" (the IETF RateLimit fields, as express-rate-limit's draft-8 mode sends them: a window's policy on
+    # every answer and refusal, and on a refusal the seconds to its refill; no Retry-After).
     retry_after: str = "none"
     retry_after_s: float = 1.0
     retry_after_share: float = 1.0

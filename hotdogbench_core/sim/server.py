@@ -18,7 +18,7 @@ from aiohttp import web
 
 from ..protocol.endpoint import Endpoint, RequestRejected
 from ..protocol.endpoints import BY_PATH
-from .config import FAULTS, MODEL_PROFILES, SimConfig, profile_for
+from .config import FAULTS, MODEL_PROFILES, SimConfig, profile_for, ratelimit_fields
 from .caps import Caps
 from .counters import CLIENT_GONE, DROPPED, SimStats
 from .replies import Labels, Replies
@@ -322,6 +322,8 @@ class SimCore(Caps):
                 return web.Response(body=s[: len(s) // 2].encode(), content_type="application/json")
             cost, verdict = c, ok
             stated = {"x-ratelimit-limit-requests": str(cfg.window_n)} if cfg.state_limit and cfg.window_n else None
+            if cfg.retry_after == "ratelimit" and cfg.window_n:  # (the IETF fields' policy on every answer)
+                stated = {**(stated or {}), **ratelimit_fields(cfg.window_n, cfg.window_s, None)}
             if cfg.release_early_s > 0:  # out of the in-flight count now, heard by the client later
                 stats._release()
                 held = False

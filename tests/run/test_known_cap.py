@@ -80,3 +80,17 @@ def test_a_bad_max_rate_is_named_by_its_flag_and_nothing_is_sent(tmp_path, args,
     p = cli("demo", "--out", str(tmp_path / "out"), "--run", "x", *args)
     assert p.returncode == 2 and message in p.stderr, p.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_a_policy_stated_in_the_ietf_ratelimit_fields_paces_the_run(tmp_path):
+    # express-rate-limit's draft-8 fields: `RateLimit-Policy: "window"; q=6; w=2` on every answer, and on a refusal
+    # `RateLimit: "window"; r=0; t=...` with no Retry-After. The policy is a pace of 5 / 2 s from the first answer.
+    ds = load_dataset(write_table(tmp_path / "photos.parquet", make_rows(n_per_cat=8, extras=0)))  # 24 photos
+    cfg = SimConfig(seed=0, latency_s=0.05, window_n=6, window_s=2.0, retry_after="ratelimit")
+    with Simulator(cfg) as sim:
+        s = RunSettings(api_key="sk-test", base_url=sim.base_url)
+        summary = asyncio.run(asyncio.wait_for(ModelRun(MODEL, ds, s, tmp_path / "ietf").run(), 60))
+        refused = sim.stats.rate_limited
+    assert summary["answered"] == 24
+    assert summary["concurrency"]["max_rate_per_s"] == pytest.approx(2.5)
+    assert refused <= 2  # at most the start's 8 sends at once past the window's 6: none once the pace was read

@@ -20,7 +20,7 @@ def _photos(tmp_path, n_per_cat: int):
     return load_dataset(write_table(tmp_path / "photos.parquet", make_rows(n_per_cat=n_per_cat, extras=0)))
 
 
-@pytest.mark.parametrize("form", ["http_date", "retry_after_ms", "google"])
+@pytest.mark.parametrize("form", ["http_date", "retry_after_ms", "google", "ratelimit"])
 def test_the_wait_a_refusal_names_in_any_form_is_waited_out(tmp_path, form):
     ds = _photos(tmp_path, 6)  # 18 photos against 6 per 1.5 s clock window: the window refuses at least twice
     cfg = SimConfig(seed=0, latency_s=0.02, window_n=6, window_s=1.5, retry_after=form)

@@ -229,6 +229,14 @@ def gateway_config(sim_base_url: str) -> dict:
     }
 
 
+@pytest.fixture(scope="module")
+def slow_simulator():
+    """The simulator with a model's latency (median 0.2 s), no key checked: an in-flight cap of n then holds about
+    5n a second (the upstream of tests/gateway's nginx and express-rate-limit)."""
+    with Simulator(SimConfig(seed=0, latency_s=0.2, latency_sigma=0.3), labels=None, api_key=None) as sim:
+        yield sim
+
+
 @pytest.fixture(scope="session")
 def litellm_executable() -> Path:
     executable, why = find_litellm()

@@ -12,46 +12,15 @@ import json
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import httpx
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
-from hotdogbench_core.sim import SimConfig, Simulator
-
+from .cli_runs import MODEL, run_cli, write_photos
 from .conftest import loopback_env
 from .nginx import start_nginx, use
 
 pytestmark = pytest.mark.gateway
-MODEL = "openai/gpt-6-luna"
-
-
-@pytest.fixture(scope="module")
-def slow_simulator():
-    """The simulator with a model's latency (median 0.2 s): an in-flight cap of n then holds about 5n a second."""
-    with Simulator(SimConfig(seed=0, latency_s=0.2, latency_sigma=0.3), labels=None, api_key=None) as sim:
-        yield sim
-
-
-def write_photos(path: Path, n: int) -> Path:
-    ids = list(range(1, n + 1))
-    pq.write_table(pa.table({"id": ids, "image": [b"\xff\xd8\xff" + i.to_bytes(8, "big") + b"\x00" * 64 for i in ids],
-                             "is_hot_dog": [i % 4 == 0 for i in ids],
-                             "category": ["hot_dog" if i % 4 == 0 else "taco" for i in ids]}), path)
-    return path
-
-
-def run_cli(base_url: str, photos: Path, workdir: Path, *extra: str) -> tuple[subprocess.CompletedProcess, dict]:
-    env = loopback_env()
-    env["OPENROUTER_API_KEY"] = "sk-nginx-test"
-    out = workdir / "out"
-    proc = subprocess.run([sys.executable, "-m", "hotdogbench_core", "run", "--base-url", base_url, "--models", MODEL,
-                           "--input", str(photos), "--run", "r", "--out", str(out), "--quiet", *extra],
-                          cwd=workdir, env=env, capture_output=True, text=True, timeout=300)
-    summary = out / "r" / "summary.json"
-    return proc, (json.loads(summary.read_text())[0] if summary.exists() else {})
 
 
 # measured on 2 cores: burst 0, 92.7-94.0% used, 5.7% refused on 2026-12-06 (76%, 6.1% on 2026-12-03, before its

@@ -128,6 +128,8 @@ def _allowed(cap, t0: float, t1: float, mean_latency: float, admitted: list[floa
     if cap.kind == "bucket":  # the tokens left at t0, plus the integral of the rate as it moved
         integral = sum(cap.rate * cap.factor(t0 + (i + 0.5) * dt) for i in range(steps)) * dt
         return _tokens_at(cap, t0, admitted) + integral
+    if cap.kind == "window":  # one from the client's first request: at best n a period, the next begun at once
+        return cap.n * sum(cap.factor(t0 + (i + 0.5) * dt) for i in range(steps)) * dt / cap.period
     if cap.kind == "inflight":  # Little's law, plus the requests in flight when the span ends (sent within it)
         return sum(cap.n * cap.factor(t0 + (i + 0.5) * dt) for i in range(steps)) * dt / mean_latency + \
             cap.n * cap.factor(t1)
@@ -169,7 +171,7 @@ def utilization(setup, clients: list[Client], group: list[int], span: float, lat
     latency = realized_latency(clients, group, t0, span, setup.mean_latency)
     best = []
     for cap in caps:
-        if cap.kind == "window":
+        if cap.kind == "window" and not cap.from_first:  # (on the clock: the whole windows in the span)
             wins = [w for w in whole_windows(cap, span) if w[0] >= t0] or whole_windows(cap, span)[-1:]
             if not wins:
                 continue

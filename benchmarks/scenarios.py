@@ -9,16 +9,17 @@ reports them apart); tuning draws use seeds from 0 up.
 
 What the families cover (ISSUE 10): token buckets with a burst of 0-10x the rate, and with none at all (`strict`:
 nginx's default, met against a real nginx before the families had it), in-flight caps (429 or a 402 in-flight
-budget), both at once, fixed clock-aligned windows (N per 10 s or per minute); Retry-After none / exact / fixed
-small (0.5-2 s) / fixed large (5-60 s on some 429s only), its other forms (an HTTP-date, retry-after-ms) and the
-reset hints sent instead of it (Gemini's in its error's details, the IETF RateLimit fields); caps that move (a fall
-to 30-70% and a recovery, a slow drift, an oscillation, a halving then a doubling); 2-8 models behind one key-wide
-cap or behind caps of their own, and two processes on one key (on its cap, or each behind a cap of its own:
-`own_processes`, where the board the two share must hold neither over its own cap); latency 0.1-5 s, and latency
-that grows with load; failure noise (5xx, 200-errors, drops) 0-8% and random 402s; a loaded client, which hears
-answers a few ms after the server let them go (`loaded`); and a loaded gateway, whose latency grows with load and
-whose refusals come as slow as its answers (`gateway`); and caps slower than a request every half second (`slow`: a
-free model's 20 per minute, a bucket at 0.2/s), where a probe spans seconds per send.
+budget), both at once, fixed clock-aligned windows (N per 10 s or per minute), and windows that start at the
+client's first request after the last one ended (`client_window`: express-rate-limit's store, LiteLLM's ttl);
+Retry-After none / exact / fixed small (0.5-2 s) / fixed large (5-60 s on some 429s only), its other forms (an
+HTTP-date, retry-after-ms) and the reset hints sent instead of it (Gemini's in its error's details, the IETF
+RateLimit fields); caps that move (a fall to 30-70% and a recovery, a slow drift, an oscillation, a halving then a
+doubling); 2-8 models behind one key-wide cap or behind caps of their own, and two processes on one key (on its cap,
+or each behind a cap of its own: `own_processes`, where the board the two share must hold neither over its own cap);
+latency 0.1-5 s, and latency that grows with load; failure noise (5xx, 200-errors, drops) 0-8% and random 402s; a
+loaded client, which hears answers a few ms after the server let them go (`loaded`); and a loaded gateway, whose
+latency grows with load and whose refusals come as slow as its answers (`gateway`); and caps slower than a request
+every half second (`slow`: a free model's 20 per minute, a bucket at 0.2/s), where a probe spans seconds per send.
 """
 from __future__ import annotations
 
@@ -126,6 +127,22 @@ def _window(rng, seed, modes=("none", "exact", "fixed")):
     p = dict(period=period, n=n, phase=phase, latency=lat, sigma=sigma, **ra)
     return p, lambda: Setup([Server([c := Cap("window", n=n, period=period, phase=phase, **ra)], latency=lat,
                                     sigma=sigma)], [_photos(n / period, seconds + period)], [[c]],
+                            mean_latency=_mean(lat, sigma))
+
+
+def _client_window(rng, seed):
+    """N requests a window that starts at the client's first request after the last window ended, not on the clock:
+    express-rate-limit's memory store (found against it: 9.6% refused, found alone) and LiteLLM's ttl. Its refusals
+    carry Retry-After to the window's end, a reset hint, the IETF RateLimit fields, a fixed value or nothing."""
+    period = rng.choice((5.0, 10.0, 60.0))
+    lat, sigma = _latency(rng, 0.1, 2.0)
+    rate = _rate_for(rng, _mean(lat, sigma), 2 if period == 60 else 5, 20 if period == 60 else 100)
+    n = max(20, round(rate * period))
+    ra = _ra(rng, ("none", "exact", "fixed", "reset_ms", "ratelimit"))
+    seconds = max(4 * period, 40)
+    p = dict(period=period, n=n, latency=lat, sigma=sigma, **ra)
+    return p, lambda: Setup([Server([c := Cap("window", n=n, period=period, phase=-math.inf, from_first=True, **ra)],
+                                    latency=lat, sigma=sigma)], [_photos(n / period, seconds + period)], [[c]],
                             mean_latency=_mean(lat, sigma))
 
 
@@ -365,6 +382,8 @@ FAMILIES: dict[str, tuple[str, Callable]] = {
     "bucket": ("token bucket 5-200/s, burst 0-10x, Retry-After none/exact/fixed", _bucket),
     "strict": ("token bucket 2-100/s with no burst (nginx's limit_req default)", _strict),
     "window": ("fixed window per 10 s or per minute, Retry-After none/exact/fixed", _window),
+    "client_window": ("fixed window from the client's first request (express-rate-limit's store, LiteLLM's ttl)",
+                      _client_window),
     "hints": ("fixed window, reset hints instead of Retry-After, an HTTP-date, retry-after-ms, Gemini's, IETF's",
               _hints),
     "inflight": ("in-flight cap 4-64 (429 or 402 budget)", _inflight),

@@ -70,6 +70,8 @@ class Cap:
     n: int = 0  # window: requests per window; inflight: requests being served at once
     period: float = 60.0  # window length, seconds
     phase: float = 0.0  # window boundaries at phase + k * period (clock-aligned, not the client's start)
+    from_first: bool = False  # window: one starts at the first request after the last one ended, not on the clock
+    #                           (express-rate-limit's memory store; LiteLLM's ttl): phase moves to that request
     status: int = 429  # 402 for an in-flight budget
     retry_after: str = "none"  # none | exact | fixed | large | reset_ms | reset_requests | gateway | openrouter |
     #                            http_date | retry_after_ms (the exact wait in Retry-After's other forms) | google |
@@ -98,6 +100,8 @@ class Cap:
         if self.kind == "inflight":
             return None if self.in_flight < max(1, round(self.n * f)) else math.inf
         if self.kind == "window":
+            if self.from_first and t >= self.phase + self.period:
+                self.phase, self.window_idx = t, None  # (the request that finds it ended starts the next)
             idx = math.floor((t - self.phase) / self.period)
             if idx != self.window_idx:
                 self.window_idx, self.used = idx, 0

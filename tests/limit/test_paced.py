@@ -706,6 +706,10 @@ WORST = [
     #                        once, then a stretch read as a cap passed for a moment)
     ("window", 42, 99, 6.5),  # 5.9% (7.5% before a refusal within 1.5 of a spent quota's cycles paused at once):
     #                          57 per 10 s at 5.7/s: each probe past the quota ends in a stretch of refused probes
+    ("client_window", 79, 77, 6.5),  # 79.2%, 5.5%: 62 a 10 s window from the first request after the last at
+    #                                  1.8 s, a fixed Retry-After of 1.5 s: each pause's back-off finds the refill
+    #                                  up to 4 s late, and the window begins only then
+    ("client_window", 90, 91, 11),  # 92.6%, 10.3%: 26 a 5 s window at 1.4 s, a fixed Retry-After of 1.5 s
     ("hints", 82, 98, 6),  # 100% (91.1% before a quota spent again paused at its first refusal: a 10 s window
     #                        whose refusals shortened, probed 1 s late once)
     ("hints", 60, 99, 7),  # 6.3% (8.4% before a quota spent again paused at its first refusal)

@@ -50,3 +50,23 @@ def test_a_random_402_from_a_loaded_gateway_is_as_slow_too():
     simulate([Client(lim, server, 30)], clock, seed=5)
     refused = [lat for kind, lat in lim.replies if kind == "rate"]
     assert refused and min(refused) >= 0.5
+
+
+def test_a_window_from_the_first_request_starts_at_the_next_request_after_it_ended():
+    # express-rate-limit's memory store (and LiteLLM's ttl): not on the clock, but from the first request after the
+    # last window ended, which that request starts (and is counted in)
+    cap = Cap("window", n=2, period=10.0, phase=float("-inf"), from_first=True)
+    for t in (3.0, 4.0):
+        assert cap.check(t) is None
+        cap.take()
+    assert cap.check(12.0) == pytest.approx(1.0)  # full until 3 + 10
+    assert cap.check(14.5) is None  # a new window, from 14.5 (a clock-aligned one would run from 10 or 20)
+    cap.take()
+    assert cap.check(23.0) is None
+    cap.take()
+    assert cap.check(24.0) == pytest.approx(0.5)  # full until 14.5 + 10
+    clock_aligned = Cap("window", n=2, period=10.0, phase=0.0)
+    for t in (3.0, 4.0):
+        clock_aligned.check(t)
+        clock_aligned.take()
+    assert clock_aligned.check(12.0) is None  # (its next window began at 10)

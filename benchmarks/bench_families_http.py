@@ -50,7 +50,7 @@ MODELS = ["openai/gpt-6-luna", "openai/gpt-6.1-sol", "openai/gpt-6-astra", "type
 # the model's refusal modes as the simulator's (reset_ms: "none", since the simulator always sends X-RateLimit-Reset)
 RA_MODES = {"none": "none", "exact": "exact", "fixed": "fixed", "large": "large", "reset_requests": "reset_requests",
             "gateway": "gateway", "reset_ms": "none", "openrouter": "openrouter", "http_date": "http_date",
-            "retry_after_ms": "retry_after_ms", "google": "google"}
+            "retry_after_ms": "retry_after_ms", "google": "google", "ratelimit": "ratelimit"}
 
 
 def _schedule(cap, horizon: float) -> list:
@@ -85,7 +85,7 @@ def sim_config(setup, seed: int) -> tuple[dict, float]:
             period = cap.period if cap.retry_after == "openrouter" else min(cap.period, 10.0)  # (a free model's
             #                                                           quota is named for its minute: kept whole)
             n = max(1, round(cap.n * period / cap.period))
-            cfg.update(window_n=n, window_s=period)
+            cfg.update(window_n=n, window_s=period, window_from_first=cap.from_first)
             allowed = min(allowed, n / period)
         else:
             cfg.update(max_in_flight=cap.n)
@@ -131,6 +131,7 @@ def run_draw(family: str, seed: int, policy: str, scale: float, tmp: Path) -> di
     k = len(setup.servers)
     per = 1 if setup.shared or k == 1 else k  # caps of their own: k of them
     windowed = "window_n" in cfg and "rate_per_s" not in cfg  # a fixed window is the cap to judge
+    from_first = windowed and cfg.get("window_from_first")  # (one from the first request: n a period at best)
     photos = max(40, int(setup.photos[0] * scale))
     if windowed:  # at least two whole windows to judge (a run starts inside one)
         photos = max(photos, math.ceil(3 * cfg["window_n"] * per / k))
@@ -174,10 +175,10 @@ def run_draw(family: str, seed: int, policy: str, scale: float, tmp: Path) -> di
     q = math.ceil(0.85 * photos)
     spans = [sorted(v)[q - 1] if len(v) >= q else max(v, default=0.0) for v in t_done.values()]
     span = mono_span = min(spans)  # (the runner's clock and the simulator's start together, to a few ms)
-    if windowed:
+    if windowed and not from_first:
         util = window_utilization(cfg, arrivals, mono_span, per)
-    else:
-        admitted = sum(1 for t, s in arrivals if s not in (429, 402) and t - start < mono_span)
+    else:  # (a window from the first request: n a period over the span, its first n at once no pace, so a short
+        admitted = sum(1 for t, s in arrivals if s not in (429, 402) and t - start < mono_span)  # run may pass 100%)
         util = 100 * admitted / (allowed * mono_span * per + cfg.get("burst", 0))
     refused = sum(1 for _, s in arrivals if s in (429, 402))
     fair = None

@@ -105,16 +105,19 @@ class Caps:
         return factor
 
     def _window_wait(self, cfg: SimConfig, key: str, n: int) -> float | None:
-        """None if the model's (or key's) fixed window has room (and counts the request), else the wait."""
+        """None if the model's (or key's) fixed window has room (and counts the request), else the wait. A window
+        starts on the wall clock, or (window_from_first) at the first request after the last one ended."""
         now = time.time()
-        idx = math.floor(now / cfg.window_s)
-        start, used = self._windows.get(key, (idx, 0))
-        if start != idx:
-            used = 0
+        start, used = self._windows.get(key, (-math.inf, 0))
+        if cfg.window_from_first:
+            if now >= start + cfg.window_s:
+                start, used = now, 0
+        elif start != math.floor(now / cfg.window_s) * cfg.window_s:
+            start, used = math.floor(now / cfg.window_s) * cfg.window_s, 0
         if used >= n:
-            self._windows[key] = (idx, used)
-            return (idx + 1) * cfg.window_s - now
-        self._windows[key] = (idx, used + 1)
+            self._windows[key] = (start, used)
+            return start + cfg.window_s - now
+        self._windows[key] = (start, used + 1)
         return None
 
     def _take_token(self, cfg: SimConfig, now: float, scale: float = 1.0) -> float | None:

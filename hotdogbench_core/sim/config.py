@@ -153,6 +153,9 @@ class SimConfig:
     # multiples of window_s of the wall clock, as "per clock minute"), refused past it, refilled at the boundary
     window_n: int | None = None
     window_s: float = 60.0
+    # a window starts at the first request after the last one ended (express-rate-limit's store, LiteLLM's ttl),
+    # not on the wall clock
+    window_from_first: bool = False
     # answers say the window's count as `x-ratelimit-limit-requests: window_n` (a minute's requests, as the LiteLLM
     # proxy and OpenAI do): the runner paces under it
     state_limit: bool = False

@@ -98,7 +98,7 @@ class SimCore(Caps):
         self._tokens: float | None = None  # token bucket level (None: bucket off or not started)
         self._bucket_t = 0.0
         self._buckets: dict[str, tuple[float | None, float]] = {}  # "*" or model id -> (tokens, last time)
-        self._windows: dict[str, tuple[int, int]] = {}  # "*" or model id -> (window index, admitted in it)
+        self._windows: dict[str, tuple[float, int]] = {}  # "*" or model id -> (window's start, admitted in it)
         self._t_first: float | None = None  # the first request's time, for cap_schedule
         self._digests: dict[tuple[int, int], tuple[str, int]] = {}  # (len, hash) of base64 -> (sha256, bytes)
 

@@ -37,3 +37,24 @@ def test_the_reference_keeps_its_count_of_attempts(tmp_path):
         summary = asyncio.run(mr.run())
     lost = sum(1 for r in mr.results.values() if (r.error or "").startswith("retries exhausted"))
     assert lost > 0 and summary["concurrency"]["retries_exhausted"] == lost
+
+
+def test_a_window_from_the_first_request_finishes_every_photo(tmp_path):
+    # express-rate-limit's store (and LiteLLM's ttl): a window starts at the first request after the last one ended,
+    # not on the clock. 12 per 1.5 s from there: the server's own admissions show its windows
+    ds = load_dataset(write_table(tmp_path / "photos.parquet", make_rows(n_per_cat=12, extras=0)))  # 36 photos
+    cfg = SimConfig(seed=0, latency_s=0.02, window_n=12, window_s=1.5, window_from_first=True)
+    with Simulator(cfg) as sim:
+        settings = RunSettings(api_key="sk-test", base_url=sim.base_url)
+        summary = asyncio.run(asyncio.wait_for(ModelRun(MODEL, ds, settings, tmp_path / "out").run(), 60))
+        arrivals = sorted((t, status) for v in sim.stats.by_digest.values() for t, status, _ in v)
+    assert summary["answered"] == len(ds) and summary["concurrency"]["retries_exhausted"] == 0
+    taken = [t for t, status in arrivals if status == 200]
+    refused = [t for t, status in arrivals if status == 429]
+    starts = [taken[0]]
+    for t in taken[1:]:
+        if t >= starts[-1] + 1.5 - 0.01:  # (10 ms of slack between the server's clock and its stats' clock)
+            starts.append(t)
+    counts = [sum(1 for t in taken if s <= t < s + 1.5) for s in starts]
+    assert refused and max(counts) <= 12 and len(starts) >= 3, counts
+    assert all(any(s <= t < s + 1.5 for s in starts) for t in refused)  # refused only inside a spent window

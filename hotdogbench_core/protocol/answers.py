@@ -147,9 +147,9 @@ def _duration(value: str) -> float | None:
 def retry_hint(headers: dict, now: float | None = None) -> float | None:
     """Seconds to wait before asking again, from what the server said: retry-after-ms or Retry-After (seconds or an
     HTTP-date), else a reset hint (a gateway's `llm_provider-retry-after`, the IETF RateLimit fields' reset,
-    `x-ratelimit-reset-requests` like "6m0s",
-    OpenRouter's `X-RateLimit-Reset` in epoch milliseconds, or seconds). `now` is the wall clock in epoch seconds: a
-    date or an epoch without it (or the answer's Date) is no wait. None if nothing usable was sent."""
+    `x-ratelimit-reset-requests` like "6m0s", OpenRouter's `X-RateLimit-Reset` in epoch milliseconds, or seconds).
+    `now` is the wall clock in epoch seconds: a date or an epoch without it (or the answer's Date) is no wait. None
+    if nothing usable was sent."""
     ms = parse_retry_after(headers.get("retry-after-ms"))  # Azure's, to the millisecond (OpenAI's SDK reads it first)
     if ms is not None:
         return ms / 1000.0

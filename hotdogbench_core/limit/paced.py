@@ -2,18 +2,19 @@
 
 A cap refuses what goes over it, so the limiter runs loss-based control (AIMD, Chiu and Jain 1989: what converges to
 a fair share of a shared cap) with CUBIC's probe and BBR's pacing. Sends are paced at a rate R under an in-flight
-window W, which slow start doubles per round trip until a refusal cuts. A refusal near R's ceiling is the cap: R
-is cut to BETA x what the server took lately (a bucket with no burst: under the refused send's spacing); refusals
-under the ceiling no more often than chance allows are noise, and a 402 in-flight budget is never a rate. Refusals
-above every in-flight level taken are an in-flight cap, and W is set under them. R and W climb back to their
-ceilings on CUBIC's curve over a probe cycle of PROBE_SENDS sends (at most PROBE_MAX_S), then past them, to at most
-HEADROOM x what was taken. REFUSED refusals in a row are a pause: one probe at a time, backing off to BACKOFF_MAX_S;
-a pause that outlasted the stretch before it was a spent quota, R becomes what was taken over that cycle, and within
-QUOTA_CYCLES of its refill a first refusal pauses at once. A server's Retry-After or reset hint may bring a probe
-forward until a probe it timed is refused; a reset named twice, or by the quota itself, is waited for. On a key
-(limit/key.py) each model's first cut is at least an equal share of what the key took, and once the cap is seen to
-be the key's, the key's limiter decides for every model. Every change goes into a bounded history with its reason;
-docs/limiter.md has each rule with its reason.
+window W, which slow start doubles per round trip until a refusal cuts. A refusal near R's ceiling is the cap: R is
+cut to BETA x what the server took lately (a bucket with no burst: under the refused send's spacing); refusals under
+the ceiling no more often than chance allows are noise, and a 402 in-flight budget is never a rate. Refusals above
+every in-flight level taken are an in-flight cap, and W is set under them. R and W climb back to their ceilings on
+CUBIC's curve over a probe cycle of PROBE_SENDS sends (at most PROBE_MAX_S), then past them, to at most HEADROOM x
+what was taken. REFUSED refusals in a row are a pause: one probe at a time, backing off to BACKOFF_MAX_S; a pause
+that outlasted the stretch before it was a spent quota, R becomes what was taken over that cycle, and within
+QUOTA_CYCLES of its refill a first refusal pauses at once, first probed as far into the stretch as the last
+stretch's last refused probe came. A server's Retry-After or reset hint may bring a probe forward until a probe it
+timed is refused; a reset named twice, or by the quota itself, is waited for. On a key (limit/key.py) each model's
+first cut is at least an equal share of what the key took, and once the cap is seen to be the key's, the key's
+limiter decides for every model. Every change goes into a bounded history with its reason; docs/limiter.md has each
+rule with its reason.
 """
 from __future__ import annotations
 
@@ -79,7 +80,8 @@ class PacedLimiter(LimitHistory):
         self._probe_at, self._backoff, self._probe_sent = -math.inf, 0.0, None  # while refused
         self._reset_at, self._reset_t = -math.inf, math.inf  # the clock time a pause's last hint named, and when
         self._trust, self._hinted = True, 0.0  # hints time probes until one proves wrong; the wait the last set
-        self._spent_s = self._cycle_s = 0.0  # the last spent quota's refusal and cycle (0: no quota's)
+        self._spent_s = self._cycle_s = self._refill_s = 0.0  # the last spent quota's refusal, cycle, and open
+        #                                                      stretch to its last refused probe (0: no quota's)
         self._early = 0  # the pause began at its first refusal (1), and a probe of it was refused (2)
         self._named = False  # the latest run of refusals began with one naming its quota ("429/quota")
         self._refusal_s = 0.0  # the slowest refusal of the latest run: a probe not refused in time passed
@@ -267,6 +269,7 @@ class PacedLimiter(LimitHistory):
         spent = now - self._refused_since >= self._refused_since - self._open_t or self._early > 1
         self._leave_slow_start(now)
         self._spent_s, self._cycle_s = (now - self._refused_since, now - self._open_t) if spent else (0.0, 0.0)
+        self._refill_s = self._last_refusal - self._open_t if spent else 0.0
         if spent:
             self._r_ceiling = min(self.rate(now), max(cycle, 1.0 / self.BACKOFF_MAX_S))
             self._r_k = max(self._k(self._r_ceiling), now - self._open_t)
@@ -325,15 +328,21 @@ class PacedLimiter(LimitHistory):
             self._early = 2 if self._early and not first else self._early
         counted = retry_after is not None and retry_after < self._hinted / 2  # it counts down: the probe it
         self._trust = self._trust and (first or not self._hinted or counted)  # timed was a hair early
-        hint = self._backoff if retry_after is None else max(retry_after, 1e-3)
-        wait = min(self._backoff, hint) if self._trust else self._backoff
+        backoff = self._backoff
+        if first and self._spent_s:  # a quota spent again refills as far into its open stretch as the last did (a
+            due = min(self._open_t + self._refill_s - now, self._spent_s, max(self.BACKOFF_MAX_S, self._spent_s / 4))
+            if due > backoff:  # window from a first send; at most the back-off's longest step, since a clock
+                backoff, self._early = due, 2 if self._early else 0  # window's stretch may span two): a probe
+                #                                                      taken then is the quota's, as a refused one
+        hint = backoff if retry_after is None else max(retry_after, 1e-3)
+        wait = min(backoff, hint) if self._trust else backoff
         if retry_after is not None:  # two refusals of a pause that name one clock time name a quota's reset (a
             at, spacing = now + retry_after, now - self._reset_t  # fixed value moves with the clock by the spacing;
             if spacing >= self.BACKOFF_MAX_S / 16 and abs(at - self._reset_at) < min(1.0, spacing / 4) or \
                     self._named:  # Retry-After counts whole seconds), as does a refusal that names its quota
                 wait = max(wait, retry_after)
             self._reset_at, self._reset_t = at, now
-        self._hinted = wait if wait < self._backoff else 0.0  # (a server's hint may only bring a probe forward)
+        self._hinted = wait if wait < backoff else 0.0  # (a server's hint may only bring a probe forward)
         self._probe_at, self._probe_sent = now + wait, None
         if first:
             self._taken_before, self._paused_at = self.taken_rate(now, lag=self._refusal_lag()), now

@@ -90,7 +90,8 @@ def test_a_cap_the_server_states_on_its_answers_is_kept_under():
     stated, alone = run(120), run(None)
     assert stated.done == alone.done == 480 and stated.exhausted == 0
     assert stated.rejects / stated.attempts <= 0.02, stated.rejects  # the window's count lets 120 through
-    assert alone.rejects / alone.attempts >= 0.05, alone.rejects  # what reading the header spares
+    assert alone.rejects / alone.attempts >= 0.04, alone.rejects  # what reading the header spares (4.8%: each
+    #                                       minute's refill is first probed where the last came; 5%+ before)
     assert stated.limiter.max_rate == pytest.approx(119 / 60)  # one under: see stated_rate
     assert any(e.reason == "the server's stated cap: at most 119 a minute" for e in stated.limiter.history)
     assert stated.finished_at <= 480 / (119 / 60) + 60

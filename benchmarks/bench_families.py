@@ -23,7 +23,9 @@ Definitions (per draw; the table shows the median and the worst draw):
   the mean latency of the requests admitted in the span (the realized one, not the nominal), + n (those in flight
   at the end); a fixed window: n for every whole window from its start to its end
   inside the span (the windows are clock-aligned, so the run starts inside one: that one does not count), and
-  admitted counts the admissions in them; both caps at once: the one more used. Admitted includes requests that then
+  admitted counts the admissions in them; a sliding window (a log or a counter): over the whole periods from the
+  span's start (a log holds n in any period, so a start's burst replayed at the span's end is no edge), what a
+  send at every moment it allowed would have got after the run's own sends; both caps at once: the one more used. Admitted includes requests that then
   failed (5xx, drop): they used the cap, so noise costs goodput whatever the limiter does. Several models on one
   key-wide cap: all of them together, until the first runs out of fresh photos; each behind its own cap: the worst
   model.
@@ -49,11 +51,12 @@ down <= 3 s, up <= 10 s.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import statistics
 import sys
 import time
-from collections import Counter
+from collections import Counter, deque
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -120,6 +123,24 @@ def _tokens_at(cap, t0: float, admitted: list[float]) -> float:
     return max(0.0, tokens)
 
 
+def _greedy(cap, t0: float, t1: float, admitted: list[float]) -> int:
+    """A sliding window's most admissions from t0 to t1 after the run's own before t0: a send at every moment one
+    may pass (sooner can only leave more room later for a log; for a counter, near enough)."""
+    fresh = dataclasses.replace(cap, window_idx=None, used=0, before=0, log=deque())
+    for t in sorted(x for x in admitted if x < t0):
+        if fresh.check(t) is None:
+            fresh.take()
+    t, n = t0, 0
+    while t < t1:
+        wait = fresh.check(t)
+        if wait is None:
+            fresh.take()
+            n += 1
+        else:
+            t += max(wait, 1e-6)
+    return n
+
+
 def _allowed(cap, t0: float, t1: float, mean_latency: float, admitted: list[float]) -> float:
     if t1 <= t0:
         return 0.0
@@ -128,6 +149,8 @@ def _allowed(cap, t0: float, t1: float, mean_latency: float, admitted: list[floa
     if cap.kind == "bucket":  # the tokens left at t0, plus the integral of the rate as it moved
         integral = sum(cap.rate * cap.factor(t0 + (i + 0.5) * dt) for i in range(steps)) * dt
         return _tokens_at(cap, t0, admitted) + integral
+    if cap.kind == "window" and cap.slide:  # a sliding one: what sends at every moment it allowed would have got
+        return _greedy(cap, t0, t1, admitted)
     if cap.kind == "window":  # one from the client's first request: at best n a period, the next begun at once
         return cap.n * sum(cap.factor(t0 + (i + 0.5) * dt) for i in range(steps)) * dt / cap.period
     if cap.kind == "inflight":  # Little's law, plus the requests in flight when the span ends (sent within it)
@@ -171,15 +194,17 @@ def utilization(setup, clients: list[Client], group: list[int], span: float, lat
     latency = realized_latency(clients, group, t0, span, setup.mean_latency)
     best = []
     for cap in caps:
-        if cap.kind == "window" and not cap.from_first:  # (on the clock: the whole windows in the span)
+        if cap.kind == "window" and not cap.from_first and not cap.slide:  # (on the clock: its whole windows)
             wins = [w for w in whole_windows(cap, span) if w[0] >= t0] or whole_windows(cap, span)[-1:]
             if not wins:
                 continue
             admitted = sum(1 for t in sends if any(a <= t < b for a, b, _ in wins))
             best.append(admitted / sum(n for _, _, n in wins))
-        else:
-            admitted = sum(1 for t in sends if t0 <= t < span)
-            allowed = _allowed(cap, t0, span, latency, sends)
+        else:  # (a sliding window: over whole periods, where a burst's replay at the end is no edge over a pace)
+            end = t0 + cap.period * math.floor((span - t0) / cap.period) if cap.slide and span - t0 >= cap.period \
+                else span
+            admitted = sum(1 for t in sends if t0 <= t < end)
+            allowed = _allowed(cap, t0, end, latency, sends)
             if allowed > 0:
                 best.append(admitted / allowed)
     return 100 * max(best) if best else float("nan")  # the binding cap: the one most used

@@ -10,7 +10,8 @@ reports them apart); tuning draws use seeds from 0 up.
 What the families cover (ISSUE 10): token buckets with a burst of 0-10x the rate, and with none at all (`strict`:
 nginx's default, met against a real nginx before the families had it), in-flight caps (429 or a 402 in-flight
 budget), both at once, fixed clock-aligned windows (N per 10 s or per minute), and windows that start at the
-client's first request after the last one ended (`client_window`: express-rate-limit's store, LiteLLM's ttl);
+client's first request after the last one ended (`client_window`: express-rate-limit's store, LiteLLM's ttl), and
+sliding windows (`sliding`: the `limits` library's moving window and sliding-window counter, under Flask-Limiter);
 Retry-After none / exact / fixed small (0.5-2 s) / fixed large (5-60 s on some 429s only), its other forms (an
 HTTP-date, retry-after-ms) and the reset hints sent instead of it (Gemini's in its error's details, the IETF
 RateLimit fields); caps that move (a fall to 30-70% and a recovery, a slow drift, an oscillation, a halving then a
@@ -142,6 +143,25 @@ def _client_window(rng, seed):
     seconds = max(4 * period, 40)
     p = dict(period=period, n=n, latency=lat, sigma=sigma, **ra)
     return p, lambda: Setup([Server([c := Cap("window", n=n, period=period, phase=-math.inf, from_first=True, **ra)],
+                                    latency=lat, sigma=sigma)], [_photos(n / period, seconds + period)], [[c]],
+                            mean_latency=_mean(lat, sigma))
+
+
+def _sliding(rng, seed):
+    """N requests in any `period` s: a sliding log (the `limits` library's moving window, under Flask-Limiter and
+    slowapi) or a sliding-window counter (limits', Cloudflare's: the clock window's count plus the last one's
+    weighted by its share still inside the period). Refusals carry nothing, the exact wait, or Flask-Limiter's
+    headers (Retry-After in whole seconds truncated: 0 for a wait that ends inside the clock's second)."""
+    period = rng.choice((1.0, 10.0, 60.0))
+    lat, sigma = _latency(rng, 0.1, 2.0)
+    rate = _rate_for(rng, _mean(lat, sigma), 2 if period == 60 else 5, 20 if period == 60 else 100)
+    n = max(5 if period == 1 else 20, round(rate * period))
+    slide = rng.choice(("log", "counter"))
+    phase = round(rng.uniform(0, period), 2)
+    ra = _ra(rng, ("none", "exact", "flask"))
+    seconds = max(4 * period, 40)
+    p = dict(period=period, n=n, slide=slide, latency=lat, sigma=sigma, **ra)
+    return p, lambda: Setup([Server([c := Cap("window", n=n, period=period, phase=phase, slide=slide, **ra)],
                                     latency=lat, sigma=sigma)], [_photos(n / period, seconds + period)], [[c]],
                             mean_latency=_mean(lat, sigma))
 
@@ -384,6 +404,8 @@ FAMILIES: dict[str, tuple[str, Callable]] = {
     "window": ("fixed window per 10 s or per minute, Retry-After none/exact/fixed", _window),
     "client_window": ("fixed window from the client's first request (express-rate-limit's store, LiteLLM's ttl)",
                       _client_window),
+    "sliding": ("sliding window: a log (limits' moving window) or a counter; none, exact or Flask-Limiter's hints",
+                _sliding),
     "hints": ("fixed window, reset hints instead of Retry-After, an HTTP-date, retry-after-ms, Gemini's, IETF's",
               _hints),
     "inflight": ("in-flight cap 4-64 (429 or 402 budget)", _inflight),

@@ -44,3 +44,20 @@ def test_caps_of_their_own_allow_a_quota_each():
     arrivals, b = _arrivals(200, [200, 200])
     assert window_utilization(cfg, arrivals, b + 20.0, per=2) == pytest.approx(100.0)
     assert window_utilization(cfg, arrivals, b + 20.0, per=4) == pytest.approx(50.0)
+
+
+def test_a_sliding_window_is_judged_over_whole_periods_against_the_most_it_allowed():
+    # the fake-clock benchmark's measure of a sliding window: over whole periods from the span's start, admitted
+    # against what a send at every moment it allowed would have got after the run's own sends before it
+    import bench_families as bf
+    from hotdogbench_core.sim.capmodel import Cap
+
+    for slide in ("log", "counter"):
+        cap = Cap("window", n=20, period=10.0, slide=slide)
+        paced = [i * 0.5 for i in range(100)]  # 2/s = n / period, for 50 s
+        assert bf._allowed(cap, 10.0, 40.0, 0.2, paced) == pytest.approx(60, abs=2)  # three periods' n
+        half = [i * 1.0 for i in range(50)]  # (any whole period holds n at most, whatever room came before it)
+        assert bf._allowed(cap, 10.0, 40.0, 0.2, half) == pytest.approx(60, abs=2)
+    burst = [0.0] * 20  # a start's burst fills the log: nothing passes until it leaves the last period
+    assert bf._allowed(Cap("window", n=20, period=10.0, slide="log"), 2.0, 12.0, 0.2, burst) == 20
+    assert bf._allowed(Cap("window", n=20, period=10.0, slide="log"), 2.0, 9.0, 0.2, burst) == 0

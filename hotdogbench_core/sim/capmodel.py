@@ -25,6 +25,7 @@ from __future__ import annotations
 import heapq
 import math
 import random
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -72,10 +73,14 @@ class Cap:
     phase: float = 0.0  # window boundaries at phase + k * period (clock-aligned, not the client's start)
     from_first: bool = False  # window: one starts at the first request after the last one ended, not on the clock
     #                           (express-rate-limit's memory store; LiteLLM's ttl): phase moves to that request
+    slide: str = ""  # window: "log", n in any `period` s (a sliding log: the `limits` library's moving window);
+    #                  "counter", the clock window's count plus the last one's weighted by the share of it still in
+    #                  the last `period` s (limits' sliding-window counter, Cloudflare's); "": fixed
     status: int = 429  # 402 for an in-flight budget
     retry_after: str = "none"  # none | exact | fixed | large | reset_ms | reset_requests | gateway | openrouter |
     #                            http_date | retry_after_ms (the exact wait in Retry-After's other forms) | google |
-    #                            ratelimit (the IETF RateLimit fields: a window's policy, the seconds to its refill)
+    #                            ratelimit (the IETF RateLimit fields: a window's policy, the seconds to its refill) |
+    #                            flask (Flask-Limiter's whole seconds, truncated: 0 for a wait inside the clock's second)
     retry_after_s: float = 1.0  # fixed, large and gateway: the value sent
     large_share: float = 1.0  # large: share of refusals that carry it (the others carry nothing)
     scale: Callable[[float], float] | None = None  # t (seconds from start) -> cap multiplier
@@ -84,6 +89,8 @@ class Cap:
     last: float = 0.0
     window_idx: int | None = None
     used: int = 0
+    before: int = 0  # slide "counter": the last window's count
+    log: deque = field(default_factory=deque)  # slide "log": admission times within the last period
     in_flight: int = 0
 
     def factor(self, t: float) -> float:
@@ -99,6 +106,8 @@ class Cap:
         f = self.factor(t)
         if self.kind == "inflight":
             return None if self.in_flight < max(1, round(self.n * f)) else math.inf
+        if self.kind == "window" and self.slide:
+            return self._slide_wait(t, max(1, round(self.n * f)))
         if self.kind == "window":
             if self.from_first and t >= self.phase + self.period:
                 self.phase, self.window_idx = t, None  # (the request that finds it ended starts the next)
@@ -117,9 +126,31 @@ class Cap:
         self.last = t
         return None if self.tokens >= 1 - 1e-9 else (1 - self.tokens) / rate
 
+    def _slide_wait(self, t: float, n: int) -> float | None:
+        """A sliding window's check: None if a request may pass at t, else the wait until one may (the oldest
+        admission's expiry; for the counter, until the last window's weighted count has fallen by enough)."""
+        self.last = t
+        if self.slide == "log":
+            while self.log and self.log[0] <= t - self.period:
+                self.log.popleft()
+            return None if len(self.log) < n else self.log[len(self.log) - n] + self.period - t
+        idx = math.floor((t - self.phase) / self.period)
+        if self.window_idx is None or idx != self.window_idx:
+            self.before = self.used if self.window_idx == idx - 1 else 0
+            self.window_idx, self.used = idx, 0
+        start = self.phase + idx * self.period
+        left = 1 - (t - start) / self.period  # the share of the last window still inside the last period
+        if math.floor(self.before * left + self.used) + 1 <= n:
+            return None
+        if self.used + 1 > n:  # (full on its own: the next window, where this one's count is the weighted one)
+            return start + self.period + self.period * (1 - n / self.used) - t + 1e-9
+        return start + self.period * (1 - (n - self.used) / self.before) - t + 1e-9  # (before > 0 here)
+
     def take(self) -> None:
         if self.kind == "inflight":
             self.in_flight += 1
+        elif self.kind == "window" and self.slide == "log":
+            self.log.append(self.last)
         elif self.kind == "window":
             self.used += 1
         else:
@@ -151,6 +182,11 @@ class Cap:
             return {k.lower(): v for k, v in fields.items()}
         if mode == "exact":
             return {"retry-after": str(exact if exact is not None else self.retry_after_s)}
+        if mode == "flask":  # Flask-Limiter's: the reset's epoch second + 1, and the whole seconds between the clock's
+            at = EPOCH + now + (exact if exact is not None else self.retry_after_s)  # second now and the reset's: 0
+            return {"retry-after": str(math.floor(at) - math.floor(EPOCH + now)),  # for a wait under one within it
+                    "x-ratelimit-limit": str(self.n), "x-ratelimit-remaining": "0",
+                    "x-ratelimit-reset": str(math.floor(at) + 1)}
         if mode == "fixed":
             return {"retry-after": f"{self.retry_after_s:g}"}
         if mode == "large":

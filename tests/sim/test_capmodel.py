@@ -70,3 +70,34 @@ def test_a_window_from_the_first_request_starts_at_the_next_request_after_it_end
         clock_aligned.check(t)
         clock_aligned.take()
     assert clock_aligned.check(12.0) is None  # (its next window began at 10)
+
+
+def test_a_sliding_log_admits_n_in_any_period_and_names_the_oldest_expiry():
+    # the `limits` library's moving window (Flask-Limiter's, slowapi's): n in any `period` s, whatever the clock
+    cap = Cap("window", n=3, period=1.0, slide="log")
+    for t in (0.0, 0.1, 0.2):
+        assert cap.check(t) is None
+        cap.take()
+    assert cap.check(0.3) == pytest.approx(0.7)  # until 0.0 + 1 s
+    assert cap.check(1.0) is None  # (0.0 has left the last second)
+    cap.take()
+    assert cap.check(1.05) == pytest.approx(0.05)  # until 0.1 + 1 s
+    fixed = Cap("window", n=3, period=1.0, phase=0.5)  # a clock window from 0.5 would have refilled at 0.5
+    for t in (0.0, 0.1, 0.2):
+        fixed.check(t)
+        fixed.take()
+    assert fixed.check(0.6) is None
+
+
+def test_a_sliding_counter_weighs_the_last_window_by_its_share_still_inside_the_period():
+    # limits' sliding-window counter (Cloudflare's): floor(last x its share left + this one's) + 1 <= n
+    cap = Cap("window", n=10, period=10.0, slide="counter")
+    for _ in range(10):
+        assert cap.check(0.0) is None
+        cap.take()
+    assert cap.check(1.0) == pytest.approx(9.0)  # full in its own window: until the next
+    assert cap.check(10.0) == pytest.approx(0.0, abs=1e-6)  # the last window weighs 10 x 1: one under it, at once
+    assert cap.check(10.5) is None  # 10 x 0.95 = 9.5: floor 9, one more fits
+    cap.take()
+    assert cap.check(11.0) == pytest.approx(0.0, abs=1e-6)  # 10 x 0.9 + 1 = 10: refused, until it falls under
+    assert cap.check(12.0) is None  # 8 + 1

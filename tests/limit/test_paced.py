@@ -683,6 +683,26 @@ def test_a_fixed_retry_after_is_no_clock_time_and_does_not_stall_the_probes():
         one(lim, clock, "rate", 0.001, 30.0)
 
 
+def test_a_retry_after_of_0_is_no_hint_and_the_pause_backs_off():
+    # Flask-Limiter truncates its Retry-After to whole seconds: "0" for a refill under a second away. Trusted as a
+    # hint, a probe went every refusal's round trip (a 1 ms one: 150 refusals in 0.3 s, `sliding` seed 71); now the
+    # probes back off as with no hint, and the photo's own wait of 0 is the runner's to keep
+    lim, clock = make(8, 256)
+    for _ in range(20):
+        one(lim, clock)
+    probes = 0
+    refill_at = clock() + 1.0
+    while clock() < refill_at:
+        clock.advance(min(lim.wait_time(), 1.0))
+        if clock() >= refill_at:
+            break
+        one(lim, clock, "rate", 0.001, 0.0)
+        probes += 1
+    assert lim.refused and probes <= lim.REFUSED + 3, probes  # 3 in a row, then probes 0.25, 0.5 s apart
+    one(lim, clock)  # the refill: taken
+    assert not lim.refused
+
+
 def test_constants_are_few():
     named = [k for k in vars(PacedLimiter) if k.isupper() and k not in ("POLICY",)]
     assert len(named) <= 8, named
@@ -730,6 +750,11 @@ WORST = [
     ("client_window", 90, 89, 10),  # 90.6%, 9.3% (92.6%, 10.3% before a quota spent again was first probed as
     #                                 far into its stretch as the last refill came): 26 a 5 s window at 1.4 s, a
     #                                 fixed Retry-After of 1.5 s
+    ("sliding", 55, 52, 2.5),  # 54.5%, 1.6%: 598 a 10 s sliding-window counter at 0.24 s, exact Retry-After: past
+    #                            the start's burst the counter lets the last window's weight fall away at 60/s,
+    #                            and each short pause reads a spent quota of a few a second; target 90
+    ("sliding", 71, 84, 2),  # 86.6%, 0.9% (22.3%, 19.2% while a Retry-After of 0 was a hint: a probe every 2 ms):
+    #                          297 in any 10 s (a sliding log), Flask-Limiter's truncated Retry-After
     ("hints", 82, 98, 6),  # 100% (91.1% before a quota spent again paused at its first refusal: a 10 s window
     #                        whose refusals shortened, probed 1 s late once)
     ("hints", 60, 99, 7),  # 6.3% (8.4% before a quota spent again paused at its first refusal)

@@ -50,7 +50,8 @@ MODELS = ["openai/gpt-6-luna", "openai/gpt-6.1-sol", "openai/gpt-6-astra", "type
 # the model's refusal modes as the simulator's (reset_ms: "none", since the simulator always sends X-RateLimit-Reset)
 RA_MODES = {"none": "none", "exact": "exact", "fixed": "fixed", "large": "large", "reset_requests": "reset_requests",
             "gateway": "gateway", "reset_ms": "none", "openrouter": "openrouter", "http_date": "http_date",
-            "retry_after_ms": "retry_after_ms", "google": "google", "ratelimit": "ratelimit"}
+            "retry_after_ms": "retry_after_ms", "google": "google", "ratelimit": "ratelimit",
+            "flask": "flask"}
 
 
 def _schedule(cap, horizon: float) -> list:
@@ -85,7 +86,7 @@ def sim_config(setup, seed: int) -> tuple[dict, float]:
             period = cap.period if cap.retry_after == "openrouter" else min(cap.period, 10.0)  # (a free model's
             #                                                           quota is named for its minute: kept whole)
             n = max(1, round(cap.n * period / cap.period))
-            cfg.update(window_n=n, window_s=period, window_from_first=cap.from_first)
+            cfg.update(window_n=n, window_s=period, window_from_first=cap.from_first, window_slide=cap.slide)
             allowed = min(allowed, n / period)
         else:
             cfg.update(max_in_flight=cap.n)
@@ -131,7 +132,8 @@ def run_draw(family: str, seed: int, policy: str, scale: float, tmp: Path) -> di
     k = len(setup.servers)
     per = 1 if setup.shared or k == 1 else k  # caps of their own: k of them
     windowed = "window_n" in cfg and "rate_per_s" not in cfg  # a fixed window is the cap to judge
-    from_first = windowed and cfg.get("window_from_first")  # (one from the first request: n a period at best)
+    from_first = windowed and (cfg.get("window_from_first") or cfg.get("window_slide"))  # (one from the first
+    #                                 request, or a sliding one: n a period at best)
     photos = max(40, int(setup.photos[0] * scale))
     if windowed:  # at least two whole windows to judge (a run starts inside one)
         photos = max(photos, math.ceil(3 * cfg["window_n"] * per / k))

@@ -8,7 +8,10 @@ import pytest
 from support.paths import REPO
 
 sys.path.insert(0, str(REPO / "benchmarks"))
+import bench_families as bf  # noqa: E402
 from bench_families_http import window_utilization  # noqa: E402
+
+from hotdogbench_core.sim.capmodel import Cap  # noqa: E402
 
 
 def _arrivals(first_window: int, later: list[int], into_window_s: float = 6.0, period: float = 10.0):
@@ -49,9 +52,6 @@ def test_caps_of_their_own_allow_a_quota_each():
 def test_a_sliding_window_is_judged_over_whole_periods_against_the_most_it_allowed():
     # the fake-clock benchmark's measure of a sliding window: over whole periods from the span's start, admitted
     # against what a send at every moment it allowed would have got after the run's own sends before it
-    import bench_families as bf
-    from hotdogbench_core.sim.capmodel import Cap
-
     for slide in ("log", "counter"):
         cap = Cap("window", n=20, period=10.0, slide=slide)
         paced = [i * 0.5 for i in range(100)]  # 2/s = n / period, for 50 s

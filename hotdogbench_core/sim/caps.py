@@ -9,6 +9,7 @@ import time
 
 from aiohttp import web
 
+from .capmodel import Cap
 from .config import QUOTA_NAMES, SimConfig, google_refusal, ratelimit_fields, retry_after_forms
 
 _NO_CREDITS = "Insufficient credits. Add more at https://openrouter.ai/settings/credits"
@@ -54,12 +55,12 @@ class Caps:
         mode = cfg.retry_after
         known = wait is not None and wait != math.inf
         other = mode in ("http_date", "retry_after_ms")  # the exact wait in another server's form
-        ra = None if mode in ("none", "reset_requests", "gateway", "openrouter", "google", "ratelimit") else \
+        ra = None if mode in ("none", "reset_requests", "gateway", "openrouter", "google", "ratelimit", "flask") else \
             wait if (mode == "exact" or other) and known else cfg.retry_after_s
         if mode == "large" and self._rng.random() >= cfg.retry_after_share:
             ra = None
         reset_in = wait if known else cfg.retry_after_s
-        rl = {} if other or mode == "ratelimit" else {"X-RateLimit-Limit": str(limit), "X-RateLimit-Remaining": "0",
+        rl = {} if other or mode in ("ratelimit", "flask") else {"X-RateLimit-Limit": str(limit), "X-RateLimit-Remaining": "0",
                                                       "X-RateLimit-Reset": str(int((time.time() + reset_in) * 1000))}
         headers = dict(rl)
         if other:
@@ -76,6 +77,13 @@ class Caps:
         elif mode == "gateway":
             headers["llm_provider-retry-after"] = _secs(cfg.retry_after_s)
             ra = cfg.retry_after_s
+        elif mode == "flask":  # Flask-Limiter's: the reset's epoch second + 1, and Retry-After the whole seconds
+            now = time.time()  # from the clock's second now to the reset's (0 for a wait that ends within it)
+            at = now + reset_in
+            headers.update({"X-RateLimit-Limit": str(limit), "X-RateLimit-Remaining": "0",
+                            "X-RateLimit-Reset": str(math.floor(at) + 1),
+                            "Retry-After": str(math.floor(at) - math.floor(now))})
+            ra = float(headers["Retry-After"])
         elif mode == "ratelimit":
             headers.update(ratelimit_fields(limit, period, wait if known else None))
             ra = float(math.ceil(wait)) if known else None
@@ -105,9 +113,17 @@ class Caps:
         return factor
 
     def _window_wait(self, cfg: SimConfig, key: str, n: int) -> float | None:
-        """None if the model's (or key's) fixed window has room (and counts the request), else the wait. A window
-        starts on the wall clock, or (window_from_first) at the first request after the last one ended."""
+        """None if the model's (or key's) window has room (and counts the request), else the wait. A fixed window
+        starts on the wall clock, or (window_from_first) at the first request after the last one ended; a sliding
+        one (window_slide) holds n in any window_s seconds (a log) or weighs the last clock window (a counter)."""
         now = time.time()
+        if cfg.window_slide:  # (the fake-clock model's window, on the wall clock: a counter's windows on its seconds)
+            cap = self._slides.setdefault(key, Cap("window", period=cfg.window_s, slide=cfg.window_slide))
+            cap.n = n
+            wait = cap.check(now)
+            if wait is None:
+                cap.take()
+            return wait
         start, used = self._windows.get(key, (-math.inf, 0))
         if cfg.window_from_first:
             if now >= start + cfg.window_s:

@@ -14,7 +14,7 @@ from typing import Any
 from ..protocol.models import MODELS
 
 RETRY_AFTER_MODES = ("none", "fixed", "exact", "large", "reset_requests", "gateway", "openrouter", "http_date",
-                     "retry_after_ms", "google", "ratelimit")
+                     "retry_after_ms", "google", "ratelimit", "flask")
 QUOTA_NAMES = {60.0: "free-models-per-min", 86400.0: "free-models-per-day"}  # how OpenRouter names a free model's
 #                                                                               quotas in its 429s' messages
 CAPS_PER = ("key", "model")
@@ -156,6 +156,10 @@ class SimConfig:
     # a window starts at the first request after the last one ended (express-rate-limit's store, LiteLLM's ttl),
     # not on the wall clock
     window_from_first: bool = False
+    # "log": window_n in any window_s seconds (a sliding log: the `limits` library's moving window, Flask-Limiter's);
+    # "counter": the clock window's count plus the last one's weighted by its share still in the last window_s
+    # seconds (limits' sliding-window counter, Cloudflare's); "": a fixed window
+    window_slide: str = ""
     # answers say the window's count as `x-ratelimit-limit-requests: window_n` (a minute's requests, as the LiteLLM
     # proxy and OpenAI do): the runner paces under it
     state_limit: bool = False
@@ -176,7 +180,9 @@ class SimConfig:
     # "retry_after_ms" (Azure's retry-after-ms, with Retry-After in whole seconds rounded up), or "google" (Gemini's
     # 429: a list around the error, RetryInfo's retryDelay the wait, a window's quota named in a QuotaFailure), or
     # "ratelimit" (the IETF RateLimit fields, as express-rate-limit's draft-8 mode sends them: a window's policy on
-    # every answer and refusal, and on a refusal the seconds to its refill; no Retry-After).
+    # every answer and refusal, and on a refusal the seconds to its refill; no Retry-After), or "flask"
+    # (Flask-Limiter's: X-RateLimit-Limit, -Remaining, -Reset in epoch seconds, and Retry-After in whole seconds,
+    # truncated: 0 for a refill within the clock's second).
     retry_after: str = "none"
     retry_after_s: float = 1.0
     retry_after_share: float = 1.0
@@ -273,6 +279,8 @@ class SimConfig:
             raise ValueError(f"caps_per must be one of {CAPS_PER}, not {self.caps_per!r}")
         if self.window_n is not None and (self.window_n < 0 or self.window_s <= 0):
             raise ValueError("window_n must be >= 0 (or None) and window_s > 0")
+        if self.window_slide not in ("", "log", "counter"):
+            raise ValueError(f"window_slide must be '', 'log' or 'counter', not {self.window_slide!r}")
         if self.refusal_status not in ("429", "502"):
             raise ValueError(f"refusal_status must be '429' or '502', got {self.refusal_status!r}")
         if not 0.0 <= self.retry_after_share <= 1.0:

@@ -19,6 +19,7 @@ from aiohttp import web
 from ..protocol.endpoint import Endpoint, RequestRejected
 from ..protocol.endpoints import BY_PATH
 from .config import FAULTS, MODEL_PROFILES, SimConfig, profile_for, ratelimit_fields
+from .capmodel import Cap
 from .caps import Caps
 from .counters import CLIENT_GONE, DROPPED, SimStats
 from .replies import Labels, Replies
@@ -99,6 +100,7 @@ class SimCore(Caps):
         self._bucket_t = 0.0
         self._buckets: dict[str, tuple[float | None, float]] = {}  # "*" or model id -> (tokens, last time)
         self._windows: dict[str, tuple[float, int]] = {}  # "*" or model id -> (window's start, admitted in it)
+        self._slides: dict[str, Cap] = {}  # "*" or model id -> its sliding window (window_slide)
         self._t_first: float | None = None  # the first request's time, for cap_schedule
         self._digests: dict[tuple[int, int], tuple[str, int]] = {}  # (len, hash) of base64 -> (sha256, bytes)
 

@@ -58,3 +58,20 @@ def test_a_window_from_the_first_request_finishes_every_photo(tmp_path):
     counts = [sum(1 for t in taken if s <= t < s + 1.5) for s in starts]
     assert refused and max(counts) <= 12 and len(starts) >= 3, counts
     assert all(any(s <= t < s + 1.5 for s in starts) for t in refused)  # refused only inside a spent window
+
+
+def test_a_sliding_log_with_flask_limiters_headers_finishes_every_photo_under_its_limit(tmp_path):
+    # the `limits` library's moving window (Flask-Limiter's): 12 in any 1.5 s, its refusals saying Retry-After in
+    # whole seconds truncated, so mostly "0". The server's own admissions hold 12 in every 1.5 s; the refusals stay
+    # few (with "0" trusted as a hint, a probe went at every refusal's round trip)
+    ds = load_dataset(write_table(tmp_path / "photos.parquet", make_rows(n_per_cat=12, extras=0)))  # 36 photos
+    cfg = SimConfig(seed=0, latency_s=0.02, window_n=12, window_s=1.5, window_slide="log", retry_after="flask")
+    with Simulator(cfg) as sim:
+        settings = RunSettings(api_key="sk-test", base_url=sim.base_url)
+        summary = asyncio.run(asyncio.wait_for(ModelRun(MODEL, ds, settings, tmp_path / "out").run(), 60))
+        arrivals = sorted((t, status) for v in sim.stats.by_digest.values() for t, status, _ in v)
+    assert summary["answered"] == len(ds) and summary["concurrency"]["retries_exhausted"] == 0
+    taken = [t for t, status in arrivals if status == 200]
+    refused = [t for t, status in arrivals if status == 429]
+    assert refused and max(sum(1 for u in taken if t <= u < t + 1.5 - 0.01) for t in taken) <= 12
+    assert len(refused) <= len(taken), (len(refused), len(taken))  # (measured: 7; with "0" trusted, 153)

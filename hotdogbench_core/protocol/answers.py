@@ -177,15 +177,20 @@ STATED_PERIOD_S = 60.0  # x-ratelimit-limit-requests counts a minute's requests:
 #                        server that counts a day's, as Groq, states more than it allows: a ceiling never reached)
 
 
+MINUTE_COUNTS = ("x-ratelimit-limit-requests", "anthropic-ratelimit-requests-limit")  # OpenAI's and LiteLLM's;
+#                 Anthropic's (its API's requests a minute, on every answer, with -remaining and an RFC 3339 -reset)
+
+
 def stated_rate(headers) -> float | None:
-    """Requests per second a server says it allows on its answers: `x-ratelimit-limit-requests` (OpenAI, and the
-    LiteLLM proxy for a deployment with an rpm) read as per minute, less one: a window counts arrivals, which the
-    network brings closer than they were sent, and LiteLLM 1.108.7 lets rpm - 1 through (measured: 119 of 120);
-    else the tightest quota of a minute or less an IETF RateLimit-Policy states, read the same way. None if it
-    says nothing usable."""
+    """Requests per second a server says it allows on its answers: a minute's count (MINUTE_COUNTS: OpenAI, the
+    LiteLLM proxy for a deployment with an rpm, Anthropic) read as per minute, less one: a window counts arrivals,
+    which the network brings closer than they were sent, and LiteLLM 1.108.7 lets rpm - 1 through (measured: 119
+    of 120); else the tightest quota of a minute or less an IETF RateLimit-Policy states, read the same way. None
+    if it says nothing usable."""
     if headers is None:
         return None
-    return minute_count_rate(headers.get("x-ratelimit-limit-requests")) or policy_rate(headers, STATED_PERIOD_S)
+    counts = (minute_count_rate(headers.get(name)) for name in MINUTE_COUNTS)
+    return next((rate for rate in counts if rate), None) or policy_rate(headers, STATED_PERIOD_S)
 
 
 def minute_count_rate(value) -> float | None:

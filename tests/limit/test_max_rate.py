@@ -105,6 +105,10 @@ def test_stated_rates_are_read_as_a_minute_s_requests():
     for junk in ("", "abc", "0", "-5", "nan", "inf"):
         assert stated_rate({"x-ratelimit-limit-requests": junk}) is None, junk
     assert stated_rate({}) is None and stated_rate(None) is None
+    # Anthropic's API states its requests a minute on every answer in a header of its own
+    assert stated_rate({"anthropic-ratelimit-requests-limit": "50"}) == pytest.approx(49 / 60)
+    assert stated_rate({"anthropic-ratelimit-requests-limit": "junk", "x-ratelimit-limit-requests": "120"}) == \
+        pytest.approx(119 / 60)
     lim = PacedLimiter(8, 256, clock=FakeClock(0.0))
     lim.stated(2.0)
     assert lim.rate() == 2.0 and lim.stats()["max_rate_per_s"] == 2.0

@@ -11,7 +11,8 @@ What the families cover (ISSUE 10): token buckets with a burst of 0-10x the rate
 nginx's default, met against a real nginx before the families had it), in-flight caps (429 or a 402 in-flight
 budget), both at once, fixed clock-aligned windows (N per 10 s or per minute), and windows that start at the
 client's first request after the last one ended (`client_window`: express-rate-limit's store, LiteLLM's ttl), and
-sliding windows (`sliding`: the `limits` library's moving window and sliding-window counter, under Flask-Limiter);
+sliding windows (`sliding`: the `limits` library's moving window and sliding-window counter, under Flask-Limiter),
+and windows that count their refusals too (`counted`: HAProxy's stick table, as its guides set it);
 Retry-After none / exact / fixed small (0.5-2 s) / fixed large (5-60 s on some 429s only), its other forms (an
 HTTP-date, retry-after-ms) and the reset hints sent instead of it (Gemini's in its error's details, the IETF
 RateLimit fields); caps that move (a fall to 30-70% and a recovery, a slow drift, an oscillation, a halving then a
@@ -164,6 +165,23 @@ def _sliding(rng, seed):
     return p, lambda: Setup([Server([c := Cap("window", n=n, period=period, phase=phase, slide=slide, **ra)],
                                     latency=lat, sigma=sigma)], [_photos(n / period, seconds + period)], [[c]],
                             mean_latency=_mean(lat, sigma))
+
+
+def _counted(rng, seed):
+    """A window that counts its refusals too: HAProxy's stick table as its guides set it (`track-sc0` before
+    `deny if { sc_http_req_rate(0) gt N }`), a sliding-window counter over 1-60 s refused with a bare 429; or a
+    fixed window counting so. A client that keeps asking while refused keeps itself refused."""
+    period = rng.choice((1.0, 10.0, 60.0))
+    lat, sigma = _latency(rng, 0.1, 2.0)
+    rate = _rate_for(rng, _mean(lat, sigma), 2 if period == 60 else 5, 20 if period == 60 else 100)
+    n = max(5 if period == 1 else 20, round(rate * period))
+    slide = rng.choice(("counter", "counter", ""))
+    phase = round(rng.uniform(0, period), 2)
+    seconds = max(4 * period, 40)
+    p = dict(period=period, n=n, slide=slide or "fixed", latency=lat, sigma=sigma)
+    return p, lambda: Setup([Server([c := Cap("window", n=n, period=period, phase=phase, slide=slide,
+                                              counts_refused=True)], latency=lat, sigma=sigma)],
+                            [_photos(n / period, seconds + period)], [[c]], mean_latency=_mean(lat, sigma))
 
 
 def _hints(rng, seed):
@@ -406,6 +424,8 @@ FAMILIES: dict[str, tuple[str, Callable]] = {
                       _client_window),
     "sliding": ("sliding window: a log (limits' moving window) or a counter; none, exact or Flask-Limiter's hints",
                 _sliding),
+    "counted": ("a window that counts its refusals too (HAProxy's http_req_rate): a sliding counter or fixed",
+                _counted),
     "hints": ("fixed window, reset hints instead of Retry-After, an HTTP-date, retry-after-ms, Gemini's, IETF's",
               _hints),
     "inflight": ("in-flight cap 4-64 (429 or 402 budget)", _inflight),

@@ -76,6 +76,8 @@ class Cap:
     slide: str = ""  # window: "log", n in any `period` s (a sliding log: the `limits` library's moving window);
     #                  "counter", the clock window's count plus the last one's weighted by the share of it still in
     #                  the last `period` s (limits' sliding-window counter, Cloudflare's); "": fixed
+    counts_refused: bool = False  # a refused request counts against the cap too (HAProxy's http_req_rate, as its
+    #                               guides set it: a client that keeps asking while refused keeps itself refused)
     status: int = 429  # 402 for an in-flight budget
     retry_after: str = "none"  # none | exact | fixed | large | reset_ms | reset_requests | gateway | openrouter |
     #                            http_date | retry_after_ms (the exact wait in Retry-After's other forms) | google |
@@ -369,6 +371,8 @@ class _Simulation:
         for cap in srv.caps:
             wait_cap = cap.check(t)
             if wait_cap is not None:
+                if cap.counts_refused:  # (HAProxy's stick table tracks a request before its deny rule)
+                    cap.take()
                 c.sends.append((t, False, True))
                 refused = cap.refusal(wait_cap, t, rng)
                 refusal_s = srv.refusal_latency(rng)

@@ -101,3 +101,18 @@ def test_a_sliding_counter_weighs_the_last_window_by_its_share_still_inside_the_
     cap.take()
     assert cap.check(11.0) == pytest.approx(0.0, abs=1e-6)  # 10 x 0.9 + 1 = 10: refused, until it falls under
     assert cap.check(12.0) is None  # 8 + 1
+
+
+def test_a_cap_that_counts_its_refusals_keeps_a_client_that_keeps_asking_refused():
+    # HAProxy's stick table as its guides set it: the request is tracked before the deny rule, so refusals count
+    counted = Cap("window", n=10, period=10.0, slide="counter", counts_refused=True)
+    plain = Cap("window", n=10, period=10.0, slide="counter")
+    for cap in (counted, plain):
+        for _ in range(10):
+            assert cap.check(0.0) is None
+            cap.take()
+    ask = lambda cap, t: cap.check(t) is None or (cap.counts_refused and cap.take())  # (as the server loop does)
+    for t in range(1, 10):  # one request a second while full: each refused
+        assert not ask(counted, float(t)) and not ask(plain, float(t))
+    assert plain.check(10.5) is None  # the last window's 10 weigh 9.5: room
+    assert counted.check(10.5) is not None  # its 19 weigh 18.05: still refused

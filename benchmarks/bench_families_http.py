@@ -86,7 +86,8 @@ def sim_config(setup, seed: int) -> tuple[dict, float]:
             period = cap.period if cap.retry_after == "openrouter" else min(cap.period, 10.0)  # (a free model's
             #                                                           quota is named for its minute: kept whole)
             n = max(1, round(cap.n * period / cap.period))
-            cfg.update(window_n=n, window_s=period, window_from_first=cap.from_first, window_slide=cap.slide)
+            cfg.update(window_n=n, window_s=period, window_from_first=cap.from_first, window_slide=cap.slide,
+                       window_counts_refused=cap.counts_refused)
             allowed = min(allowed, n / period)
         else:
             cfg.update(max_in_flight=cap.n)

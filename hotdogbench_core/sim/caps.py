@@ -121,7 +121,7 @@ class Caps:
             cap = self._slides.setdefault(key, Cap("window", period=cfg.window_s, slide=cfg.window_slide))
             cap.n = n
             wait = cap.check(now)
-            if wait is None:
+            if wait is None or cfg.window_counts_refused:
                 cap.take()
             return wait
         start, used = self._windows.get(key, (-math.inf, 0))
@@ -131,7 +131,7 @@ class Caps:
         elif start != math.floor(now / cfg.window_s) * cfg.window_s:
             start, used = math.floor(now / cfg.window_s) * cfg.window_s, 0
         if used >= n:
-            self._windows[key] = (start, used)
+            self._windows[key] = (start, used + cfg.window_counts_refused)
             return start + cfg.window_s - now
         self._windows[key] = (start, used + 1)
         return None

@@ -160,6 +160,8 @@ class SimConfig:
     # "counter": the clock window's count plus the last one's weighted by its share still in the last window_s
     # seconds (limits' sliding-window counter, Cloudflare's); "": a fixed window
     window_slide: str = ""
+    # the window counts its refused requests too (HAProxy's stick table, tracked before its deny rule)
+    window_counts_refused: bool = False
     # answers say the window's count as `x-ratelimit-limit-requests: window_n` (a minute's requests, as the LiteLLM
     # proxy and OpenAI do): the runner paces under it
     state_limit: bool = False

@@ -116,3 +116,28 @@ def test_a_cap_that_counts_its_refusals_keeps_a_client_that_keeps_asking_refused
         assert not ask(counted, float(t)) and not ask(plain, float(t))
     assert plain.check(10.5) is None  # the last window's 10 weigh 9.5: room
     assert counted.check(10.5) is not None  # its 19 weigh 18.05: still refused
+
+
+def test_the_simulators_window_counts_its_refusals_when_told(monkeypatch):
+    # over HTTP, as the model: SimConfig.window_counts_refused (HAProxy's stick table), on a fixed window and a
+    # sliding counter, on the wall clock (stubbed here)
+    from types import SimpleNamespace
+
+    from hotdogbench_core.sim import caps
+    from hotdogbench_core.sim.config import SimConfig
+
+    clock = [1_800_000_000.0]
+    monkeypatch.setattr(caps, "time", SimpleNamespace(time=lambda: clock[0]))
+
+    def refused_at_half_past(**window):
+        core = SimpleNamespace(_windows={}, _slides={})
+        cfg = SimConfig(window_n=4, window_s=10.0, **window)
+        clock[0] = 1_800_000_000.0
+        outcomes = [caps.Caps._window_wait(core, cfg, "*", 4) for _ in range(8)]  # 4 taken, 4 refused
+        assert [w is None for w in outcomes] == [True] * 4 + [False] * 4
+        clock[0] += 15.0  # half into the next window: the last one's count weighs half
+        return caps.Caps._window_wait(core, cfg, "*", 4) is not None
+
+    assert not refused_at_half_past(window_slide="counter")  # 4 x 0.5 = 2: room
+    assert refused_at_half_past(window_slide="counter", window_counts_refused=True)  # 8 x 0.5 = 4: none
+    assert not refused_at_half_past(window_counts_refused=True)  # a fixed window starts afresh either way

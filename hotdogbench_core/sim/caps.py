@@ -9,7 +9,7 @@ import time
 
 from aiohttp import web
 
-from .capmodel import Cap
+from .cap import Cap
 from .config import QUOTA_NAMES, SimConfig, google_refusal, ratelimit_fields, retry_after_forms
 
 _NO_CREDITS = "Insufficient credits. Add more at https://openrouter.ai/settings/credits"

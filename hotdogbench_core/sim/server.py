@@ -19,7 +19,7 @@ from aiohttp import web
 from ..protocol.endpoint import Endpoint, RequestRejected
 from ..protocol.endpoints import BY_PATH
 from .config import FAULTS, MODEL_PROFILES, SimConfig, profile_for, ratelimit_fields
-from .capmodel import Cap
+from .cap import Cap
 from .caps import Caps
 from .counters import CLIENT_GONE, DROPPED, SimStats
 from .replies import Labels, Replies

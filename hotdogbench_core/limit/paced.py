@@ -319,8 +319,8 @@ class PacedLimiter(LimitHistory):
 
     def _pause(self, now: float, sent_at: float, tag: str, retry_after: float | None) -> None:
         """Refused in a row: the next probe waits a back-off (or a server's hint, while trusted)."""
-        # a Retry-After of 0 is no hint: Flask-Limiter truncates its whole seconds (trusted, a probe went every
-        first, retry_after = self._in_row == self.REFUSED, retry_after or None  # round trip: 150 in 0.3 s)
+        # a Retry-After of 0 is no hint: Flask-Limiter truncates whole seconds (trusted: a probe every round trip)
+        first, retry_after = self._in_row == self.REFUSED, retry_after or None
         if first or sent_at >= self._refused_since:  # (refusals of sends from before the pause: no back-off)
             # after a quota's refusal of S s, the next one's probes start at S/8, back off to S/4 (or BACKOFF_MAX_S)
             first_s = min(self.BACKOFF_MAX_S / 4, max(self.BACKOFF_MAX_S / 16, self._spent_s / 8))
@@ -331,7 +331,7 @@ class PacedLimiter(LimitHistory):
         self._trust = self._trust and (first or not self._hinted or counted)  # timed was a hair early
         backoff = self._backoff
         if first and self._spent_s:  # a quota spent again refills as far into its open stretch as the last did (a
-            due = min(self._open_t + self._refill_s - now, self._spent_s, max(self.BACKOFF_MAX_S, self._spent_s / 4))
+            due = min(self._open_t + self._refill_s - now, self._spent_s, longest)
             if due > backoff:  # window from a first send; at most the back-off's longest step, since a clock
                 backoff, self._early = due, 2 if self._early else 0  # window's stretch may span two): a probe
                 #                                                      taken then is the quota's, as a refused one

@@ -755,6 +755,10 @@ WORST = [
     #                            and each short pause reads a spent quota of a few a second; target 90
     ("sliding", 71, 84, 2),  # 86.6%, 0.9% (22.3%, 19.2% while a Retry-After of 0 was a hint: a probe every 2 ms):
     #                          297 in any 10 s (a sliding log), Flask-Limiter's truncated Retry-After
+    ("counted", 22, 58, 5.5),  # 60.4%, 4.7%: 205 a minute in a counter that counts its refusals (HAProxy's), at
+    #                            0.32 s: a pause after the start's burst ends into one send taken, read as a spent
+    #                            quota of 0.25/s (the floor), probed back on a 50 s scale; target 90
+    ("counted", 27, 74, 11.5),  # 76.7%, 10.9%: 5 a second in such a counter, at 1.1 s; targets 90 and 5
     ("hints", 82, 98, 6),  # 100% (91.1% before a quota spent again paused at its first refusal: a 10 s window
     #                        whose refusals shortened, probed 1 s late once)
     ("hints", 60, 99, 7),  # 6.3% (8.4% before a quota spent again paused at its first refusal)

@@ -27,7 +27,7 @@ from typing import Callable
 from ..protocol.answers import minute_count_rate
 from .cap import EPOCH, Cap, drift, oscillate, step
 
-__all__ = ["EPOCH", "Cap", "Client", "FakeClock", "Server", "drift", "legacy_server", "oscillate", "run", "simulate",
+__all__ = ["Cap", "Client", "EPOCH", "FakeClock", "Server", "drift", "legacy_server", "oscillate", "run", "simulate",
            "step"]
 
 IN_FLIGHT_402 = "402/in_flight"  # the tag the runner's classifier gives a 402 in-flight budget (protocol/answers.py)

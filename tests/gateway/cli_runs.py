@@ -1,5 +1,5 @@
 """The command line's run through a gateway on loopback, and the photos for it: what the server-side tests share
-(tests/gateway/test_nginx.py, test_express.py)."""
+(tests/gateway/test_nginx.py, test_express.py, test_flask_limiter.py, test_haproxy.py)."""
 from __future__ import annotations
 
 import json
@@ -33,3 +33,13 @@ def run_cli(base_url: str, photos: Path, workdir: Path, *extra: str) -> tuple[su
                           cwd=workdir, env=env, capture_output=True, text=True, timeout=300)
     summary = out / "r" / "summary.json"
     return proc, (json.loads(summary.read_text())[0] if summary.exists() else {})
+
+
+def run_every_photo(gw, photos_path: Path, photos: int, workdir: Path) -> dict:
+    """run_cli through a gateway `gw` (its base_url, log_tail()): exit 0, every photo answered, none an error, none
+    lost to retries exhausted. Returns the model's summary."""
+    proc, summary = run_cli(gw.base_url, photos_path, workdir)
+    assert proc.returncode == 0, proc.stderr[-2000:] + gw.log_tail()
+    assert (summary["photos"], summary["answered"], summary["errors"]) == (photos, photos, 0)
+    assert summary["concurrency"]["retries_exhausted"] == 0
+    return summary

@@ -15,13 +15,12 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from .conftest import GATEWAY_HOME, _die_with_parent, _stop, free_port, loopback_env, wait_ready
+from .conftest import GATEWAY_HOME, free_port, loopback_env
+from .servers import serve
 
 EXPRESS_VERSION, EXPRESS_RATE_LIMIT_VERSION = "5.3.0", "8.7.4"  # what .ci/run installs; keep the two in step
 SERVER = Path(__file__).with_name("express_limit.cjs")
@@ -43,28 +42,6 @@ def find_express() -> tuple[tuple[Path, Path] | None, str]:
     return (Path(node), modules), ""
 
 
-@dataclass
-class Express:
-    base_url: str
-    log_path: Path
-    out_path: Path
-    process: subprocess.Popen
-
-    def log_tail(self, lines: int = 20) -> str:
-        with contextlib.suppress(OSError):
-            return "\n".join(self.out_path.read_text(errors="replace").splitlines()[-lines:])
-        return ""
-
-    def requests(self) -> list[tuple[float, int]]:
-        """(unix time it finished, status) of every chat completion the server answered, in its own log."""
-        out = []
-        with contextlib.suppress(OSError):
-            for line in self.log_path.read_text().splitlines():
-                ms, status = line.split()
-                out.append((int(ms) / 1000.0, int(status)))
-        return out
-
-
 @contextlib.contextmanager
 def start_express(upstream_url: str, workdir: Path, *, window_s: float, limit: int, headers: str):
     """The server on a free loopback port, proxying to upstream_url, `limit` chat requests a `window_s` window
@@ -74,18 +51,10 @@ def start_express(upstream_url: str, workdir: Path, *, window_s: float, limit: i
         pytest.skip(why)
     node, modules = found
     workdir.mkdir(parents=True, exist_ok=True)
-    port, log_path, out_path = free_port(), workdir / "requests.log", workdir / "express.out"
+    port, log_path = free_port(), workdir / "requests.log"
     env = loopback_env()
     env["NODE_PATH"] = str(modules)  # (a CommonJS require searches it; the server file lives in the repo)
-    with open(out_path, "wb") as out:
-        proc = subprocess.Popen([str(node), str(SERVER), str(port), upstream_url, str(int(window_s * 1000)),
-                                 str(limit), headers, str(log_path)], cwd=workdir, env=env, stdin=subprocess.DEVNULL,
-                                stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-                                preexec_fn=_die_with_parent)
-    gw = Express(f"http://127.0.0.1:{port}", log_path, out_path, proc)
-    try:
-        wait_ready(proc, gw.base_url + "/ready", "express-rate-limit's server", START_TIMEOUT_S,
-                   lambda: f"{out_path}:\n{gw.log_tail()}", ok=lambda r: r.status_code == 200)
+    argv = [str(node), str(SERVER), str(port), upstream_url, str(int(window_s * 1000)), str(limit), headers,
+            str(log_path)]
+    with serve(argv, port, workdir, "express-rate-limit's server", START_TIMEOUT_S, env=env, log_path=log_path) as gw:
         yield gw
-    finally:
-        _stop(proc)

@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from .conftest import GATEWAY_HOME, _die_with_parent, _stop, free_port, loopback_env, wait_ready
+from .conftest import GATEWAY_HOME, free_port
+from .servers import serve
 
 FLASK_LIMITER_VERSION = "4.1.1"  # what .ci/run installs (with limits 5.8.0, flask 3.1.3); keep the two in step
 SERVER = Path(__file__).with_name("flask_limit_app.py")
@@ -40,28 +39,6 @@ def find_flask_limiter() -> tuple[Path | None, str]:
     return python, ""
 
 
-@dataclass
-class FlaskLimiter:
-    base_url: str
-    log_path: Path
-    out_path: Path
-    process: subprocess.Popen
-
-    def log_tail(self, lines: int = 20) -> str:
-        with contextlib.suppress(OSError):
-            return "\n".join(self.out_path.read_text(errors="replace").splitlines()[-lines:])
-        return ""
-
-    def requests(self) -> list[tuple[float, int]]:
-        """(unix time it finished, status) of every chat completion the server answered, in its own log."""
-        out = []
-        with contextlib.suppress(OSError):
-            for line in self.log_path.read_text().splitlines():
-                ms, status = line.split()
-                out.append((int(ms) / 1000.0, int(status)))
-        return out
-
-
 @contextlib.contextmanager
 def start_flask_limiter(upstream_url: str, workdir: Path, *, limit: str, strategy: str, headers: bool = True):
     """The server on a free loopback port, proxying to upstream_url, its chat requests under `limit` (the limits
@@ -70,16 +47,8 @@ def start_flask_limiter(upstream_url: str, workdir: Path, *, limit: str, strateg
     if python is None:
         pytest.skip(why)
     workdir.mkdir(parents=True, exist_ok=True)
-    port, log_path, out_path = free_port(), workdir / "requests.log", workdir / "flask.out"
-    with open(out_path, "wb") as out:
-        proc = subprocess.Popen([str(python), str(SERVER), str(port), upstream_url, limit, strategy,
-                                 "on" if headers else "off", str(log_path)], cwd=workdir, env=loopback_env(),
-                                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                start_new_session=True, preexec_fn=_die_with_parent)
-    gw = FlaskLimiter(f"http://127.0.0.1:{port}", log_path, out_path, proc)
-    try:
-        wait_ready(proc, gw.base_url + "/ready", "Flask-Limiter's server", START_TIMEOUT_S,
-                   lambda: f"{out_path}:\n{gw.log_tail()}", ok=lambda r: r.status_code == 200)
+    port, log_path = free_port(), workdir / "requests.log"
+    argv = [str(python), str(SERVER), str(port), upstream_url, limit, strategy, "on" if headers else "off",
+            str(log_path)]
+    with serve(argv, port, workdir, "Flask-Limiter's server", START_TIMEOUT_S, log_path=log_path) as gw:
         yield gw
-    finally:
-        _stop(proc)

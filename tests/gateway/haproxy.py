@@ -15,14 +15,13 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 
-from .conftest import _die_with_parent, _stop, free_port, loopback_env, wait_ready
+from .conftest import free_port
+from .servers import serve
 
 START_TIMEOUT_S = 20.0  # ready in ~0.05 s on the 2-core machine
 CONFIG = """\
@@ -59,26 +58,12 @@ def find_haproxy() -> tuple[Path | None, str]:
     return found, ""
 
 
-@dataclass
-class HAProxy:
-    base_url: str
-    out_path: Path
-    process: subprocess.Popen
-
-    def log_tail(self, lines: int = 20) -> str:
-        with contextlib.suppress(OSError):
-            return "\n".join(self.out_path.read_text(errors="replace").splitlines()[-lines:])
-        return ""
-
-    def requests(self) -> list[tuple[float, int]]:
-        """(unix time it was logged, status) of every chat completion HAProxy answered or refused, in its own log."""
-        out = []
-        with contextlib.suppress(OSError):
-            for line in self.out_path.read_text(errors="replace").splitlines():
-                parts = line.split()
-                if len(parts) == 3 and parts[2].startswith("/v1/chat/completions"):
-                    out.append((float(parts[0]), int(parts[1])))
-        return out
+def chat_line(line: str) -> tuple[float, int] | None:
+    """A line of HAProxy's log ("<epoch s>.<ms> <status> <path>") as (unix time, status), if a chat completion's."""
+    parts = line.split()
+    if len(parts) == 3 and parts[2].startswith("/v1/chat/completions"):
+        return float(parts[0]), int(parts[1])
+    return None
 
 
 @contextlib.contextmanager
@@ -89,19 +74,10 @@ def start_haproxy(upstream_url: str, workdir: Path, *, limit: int, period_s: int
     if executable is None:
         pytest.skip(why)
     workdir.mkdir(parents=True, exist_ok=True)
-    port, out_path = free_port(), workdir / "haproxy.out"
-    up = urlsplit(upstream_url)
+    port, up = free_port(), urlsplit(upstream_url)
     config = workdir / "haproxy.cfg"
     config.write_text(CONFIG.format(port=port, upstream=f"{up.hostname}:{up.port}", limit=limit, period=period_s,
                                     expire=max(60, 4 * period_s)))
-    with open(out_path, "wb") as out:
-        proc = subprocess.Popen([str(executable), "-db", "-f", str(config)], cwd=workdir, env=loopback_env(),
-                                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                start_new_session=True, preexec_fn=_die_with_parent)
-    gw = HAProxy(f"http://127.0.0.1:{port}", out_path, proc)
-    try:
-        wait_ready(proc, gw.base_url + "/ready", "HAProxy", START_TIMEOUT_S,
-                   lambda: f"{out_path}:\n{gw.log_tail()}", ok=lambda r: r.status_code == 200)
+    with serve([str(executable), "-db", "-f", str(config)], port, workdir, "HAProxy", START_TIMEOUT_S,
+               parse=chat_line) as gw:
         yield gw
-    finally:
-        _stop(proc)

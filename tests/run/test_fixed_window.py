@@ -39,18 +39,22 @@ def test_the_reference_keeps_its_count_of_attempts(tmp_path):
     assert lost > 0 and summary["concurrency"]["retries_exhausted"] == lost
 
 
-def test_a_window_from_the_first_request_finishes_every_photo(tmp_path):
-    # express-rate-limit's store (and LiteLLM's ttl): a window starts at the first request after the last one ended,
-    # not on the clock. 12 per 1.5 s from there: the server's own admissions show its windows
-    ds = load_dataset(write_table(tmp_path / "photos.parquet", make_rows(n_per_cat=12, extras=0)))  # 36 photos
-    cfg = SimConfig(seed=0, latency_s=0.02, window_n=12, window_s=1.5, window_from_first=True)
-    with Simulator(cfg) as sim:
+def _run_36_photos(tmp_path, **window) -> tuple[list[float], list[float]]:
+    """36 photos against 12 per 1.5 s (and `window`'s fields): every one answered, none lost; the server's own times
+    of the requests it took and of those it refused."""
+    ds = load_dataset(write_table(tmp_path / "photos.parquet", make_rows(n_per_cat=12, extras=0)))
+    with Simulator(SimConfig(seed=0, latency_s=0.02, window_n=12, window_s=1.5, **window)) as sim:
         settings = RunSettings(api_key="sk-test", base_url=sim.base_url)
         summary = asyncio.run(asyncio.wait_for(ModelRun(MODEL, ds, settings, tmp_path / "out").run(), 60))
         arrivals = sorted((t, status) for v in sim.stats.by_digest.values() for t, status, _ in v)
     assert summary["answered"] == len(ds) and summary["concurrency"]["retries_exhausted"] == 0
-    taken = [t for t, status in arrivals if status == 200]
-    refused = [t for t, status in arrivals if status == 429]
+    return [t for t, status in arrivals if status == 200], [t for t, status in arrivals if status == 429]
+
+
+def test_a_window_from_the_first_request_finishes_every_photo(tmp_path):
+    # express-rate-limit's store (and LiteLLM's ttl): a window starts at the first request after the last one ended,
+    # not on the clock. 12 per 1.5 s from there: the server's own admissions show its windows
+    taken, refused = _run_36_photos(tmp_path, window_from_first=True)
     starts = [taken[0]]
     for t in taken[1:]:
         if t >= starts[-1] + 1.5 - 0.01:  # (10 ms of slack between the server's clock and its stats' clock)
@@ -64,14 +68,6 @@ def test_a_sliding_log_with_flask_limiters_headers_finishes_every_photo_under_it
     # the `limits` library's moving window (Flask-Limiter's): 12 in any 1.5 s, its refusals saying Retry-After in
     # whole seconds truncated, so mostly "0". The server's own admissions hold 12 in every 1.5 s; the refusals stay
     # few (with "0" trusted as a hint, a probe went at every refusal's round trip)
-    ds = load_dataset(write_table(tmp_path / "photos.parquet", make_rows(n_per_cat=12, extras=0)))  # 36 photos
-    cfg = SimConfig(seed=0, latency_s=0.02, window_n=12, window_s=1.5, window_slide="log", retry_after="flask")
-    with Simulator(cfg) as sim:
-        settings = RunSettings(api_key="sk-test", base_url=sim.base_url)
-        summary = asyncio.run(asyncio.wait_for(ModelRun(MODEL, ds, settings, tmp_path / "out").run(), 60))
-        arrivals = sorted((t, status) for v in sim.stats.by_digest.values() for t, status, _ in v)
-    assert summary["answered"] == len(ds) and summary["concurrency"]["retries_exhausted"] == 0
-    taken = [t for t, status in arrivals if status == 200]
-    refused = [t for t, status in arrivals if status == 429]
+    taken, refused = _run_36_photos(tmp_path, window_slide="log", retry_after="flask")
     assert refused and max(sum(1 for u in taken if t <= u < t + 1.5 - 0.01) for t in taken) <= 12
     assert len(refused) <= len(taken), (len(refused), len(taken))  # (measured: 7; with "0" trusted, 153)

@@ -63,6 +63,9 @@ def test_a_spent_daily_google_quota_stops_the_model_until_midnight_pacific_time(
     summary, mr = _spend_a_long_quota(tmp_path, 5, 86400.0, "google", offsets=(0.0, pacific_s))
     pacific = datetime.datetime.now(zoneinfo.ZoneInfo("America/Los_Angeles"))
     midnight = datetime.datetime.combine(pacific.date() + datetime.timedelta(days=1), datetime.time(), pacific.tzinfo)
-    until = midnight.astimezone(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    utc = datetime.datetime.now(datetime.timezone.utc)  # the simulator's day is UTC's: its retryDelay runs to then,
+    utc_midnight = datetime.datetime.combine(utc.date() + datetime.timedelta(days=1), datetime.time(), utc.tzinfo)
+    later = max(midnight, utc_midnight)  # and the runner waits the later of the two (00:00-08:00 UTC: UTC's)
+    until = later.astimezone(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     assert summary["answered"] == 5 and f"until about {until}" in summary["stopped"]
     assert mr.retries_exhausted == 0 and len(mr.results) == 5  # the other 10 unasked: a resume asks them

@@ -3,6 +3,7 @@ Azure's retry-after-ms, and Google's RetryInfo in the error's details (Gemini's 
 they name is waited out in full, and one past max_wait_s (a date an hour off, a day's quota) stops the model."""
 import asyncio
 import datetime
+import re
 import time
 import zoneinfo
 
@@ -66,6 +67,8 @@ def test_a_spent_daily_google_quota_stops_the_model_until_midnight_pacific_time(
     utc = datetime.datetime.now(datetime.timezone.utc)  # the simulator's day is UTC's: its retryDelay runs to then,
     utc_midnight = datetime.datetime.combine(utc.date() + datetime.timedelta(days=1), datetime.time(), utc.tzinfo)
     later = max(midnight, utc_midnight)  # and the runner waits the later of the two (00:00-08:00 UTC: UTC's)
-    until = later.astimezone(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    assert summary["answered"] == 5 and f"until about {until}" in summary["stopped"]
+    said = re.search(r"until about (\d{4}-\d\d-\d\d \d\d:\d\d) UTC", summary["stopped"] or "")
+    assert summary["answered"] == 5 and said, summary["stopped"]
+    until = datetime.datetime.strptime(said.group(1), "%Y-%m-%d %H:%M").replace(tzinfo=datetime.timezone.utc)
+    assert abs((until - later).total_seconds()) <= 120, (until, later)  # (a retryDelay's whole seconds, a minute)
     assert mr.retries_exhausted == 0 and len(mr.results) == 5  # the other 10 unasked: a resume asks them

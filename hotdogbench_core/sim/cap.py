@@ -43,6 +43,8 @@ class Cap:
     kind: str  # "bucket" | "window" | "inflight"
     rate: float = 0.0  # bucket: tokens per second
     burst: float = 1.0  # bucket: capacity (starts full)
+    queue: int = 0  # bucket: requests past its tokens held until their token comes, up to this many at once, and
+    #                 refused only past them (nginx's limit_req with a burst and no `nodelay`: its default)
     n: int = 0  # window: requests per window; inflight: requests being served at once
     period: float = 60.0  # window length, seconds
     phase: float = 0.0  # window boundaries at phase + k * period (clock-aligned, not the client's start)
@@ -69,6 +71,7 @@ class Cap:
     before: int = 0  # slide "counter": the last window's count
     log: deque = field(default_factory=deque)  # slide "log": admission times within the last period
     in_flight: int = 0
+    held: float = 0.0  # bucket with a queue: seconds the request that last passed check() waits for its token
 
     def factor(self, t: float) -> float:
         return 1.0 if self.scale is None else self.scale(t)
@@ -101,7 +104,8 @@ class Cap:
         else:
             self.tokens = min(burst, self.tokens + (t - self.last) * rate)
         self.last = t
-        return None if self.tokens >= 1 - 1e-9 else (1 - self.tokens) / rate
+        self.held = max(0.0, 1 - self.tokens) / rate  # (a queue's place: its token comes that much later)
+        return None if self.tokens >= 1 - self.queue - 1e-9 else (1 - self.queue - self.tokens) / rate
 
     def _slide_wait(self, t: float, n: int) -> float | None:
         """A sliding window's check: None if a request may pass at t, else the wait until one may (the oldest

@@ -96,6 +96,7 @@ class Client:
     fresh_done_at: float | None = None  # when the last fresh photo was first sent (seconds from start)
     answered: list = field(default_factory=list)  # send times of the attempts answered successfully
     latencies: list = field(default_factory=list)  # (send time, latency) of every admitted attempt
+    held: list = field(default_factory=list)  # seconds each admitted attempt waited in a bucket's queue
     # loop state
     fresh: int = 0
     retries: list = field(default_factory=list)  # heap of (not before, seq, attempts, first_t, RA deadline, failed)
@@ -217,12 +218,14 @@ class _Simulation:
                                                      None, failed, IN_FLIGHT_402 if cap.status == 402 else refused.tag,
                                                      refused.stated_rate))
                 return
+        held = max((cap.held for cap in srv.caps if cap.queue), default=0.0)  # (in a bucket's queue)
         for cap in srv.caps:
             cap.take()
         c.sends.append((t, True, False))
         srv.in_flight += 1
-        lat = srv.answer_latency(rng)
+        lat = held + srv.answer_latency(rng)
         c.latencies.append((t, lat))
+        c.held.append(held)
         r = rng.random()
         kind = "failure" if r < srv.error_5xx + srv.error_200 else \
             "transport" if r < srv.error_5xx + srv.error_200 + srv.drop else "success"

@@ -32,6 +32,7 @@ class Caps:
             return self._reject(digest, t, 402, _NO_CREDITS,
                                 {"spent_usd": stats.spent_usd, "limit_usd": cfg.credits_usd})
         scale = self._scale(cfg, t)
+        self._held_s = 0.0
         if cfg.max_in_flight is not None and stats.in_flight >= round(cfg.max_in_flight * scale):
             return self._rate_limited(digest, t, None, cfg.max_in_flight)
         key = model if cfg.caps_per == "model" else "*"
@@ -137,14 +138,17 @@ class Caps:
         return None
 
     def _take_token(self, cfg: SimConfig, now: float, scale: float = 1.0) -> float | None:
-        """None if a token was taken, else seconds until the bucket holds one."""
+        """None if a token was taken (or a place in the bucket's queue: self._held_s, the seconds until its token
+        comes), else seconds until the bucket holds one (or its queue has room)."""
         rate, burst = cfg.rate_per_s * scale, cfg.burst
         if self._tokens is None:
             self._tokens = float(burst)
         else:
             self._tokens = min(float(burst), self._tokens + (now - self._bucket_t) * rate)
         self._bucket_t = now
-        if self._tokens >= 1.0 - 1e-9:
-            self._tokens = max(0.0, self._tokens - 1.0)
+        floor = 1.0 - cfg.bucket_queue  # (nginx's limit_req burst without nodelay: held until the token comes)
+        if self._tokens >= floor - 1e-9:
+            self._held_s = max(0.0, 1.0 - self._tokens) / rate if rate > 0 else 0.0
+            self._tokens = max(floor - 1.0, self._tokens - 1.0)
             return None
-        return (1.0 - self._tokens) / rate if rate > 0 else math.inf
+        return (floor - self._tokens) / rate if rate > 0 else math.inf

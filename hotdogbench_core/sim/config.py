@@ -149,6 +149,9 @@ class SimConfig:
     release_early_s: float = 0.0
     rate_per_s: float | None = None  # token bucket refill rate; None = no bucket
     burst: int = 10  # token bucket capacity (the bucket starts full)
+    # requests past the bucket's tokens held until their token comes, up to this many at once, refused only past
+    # them (nginx's limit_req with a burst and no `nodelay`, its default): the wait is added to the answer's latency
+    bucket_queue: int = 0
     # at most window_n admitted requests per fixed window of window_s seconds, clock-aligned (boundaries at whole
     # multiples of window_s of the wall clock, as "per clock minute"), refused past it, refilled at the boundary
     window_n: int | None = None
@@ -277,6 +280,8 @@ class SimConfig:
             raise ValueError("rate_per_s must be >= 0 or None")
         if self.burst < 1:
             raise ValueError("burst must be >= 1")
+        if self.bucket_queue < 0:
+            raise ValueError("bucket_queue must be >= 0")
         if self.caps_per not in CAPS_PER:
             raise ValueError(f"caps_per must be one of {CAPS_PER}, not {self.caps_per!r}")
         if self.window_n is not None and (self.window_n < 0 or self.window_s <= 0):
@@ -335,7 +340,7 @@ class SimConfig:
 
 
 _NUMBERS = {"consistency", "fenced_rate", "noul_spread", "latency_s", "latency_sigma", "max_in_flight", "rate_per_s",
-            "release_early_s", "burst", "retry_after_s", "credits_usd", "stall_s", "size_loss_per_halving",
+            "release_early_s", "burst", "bucket_queue", "retry_after_s", "credits_usd", "stall_s", "size_loss_per_halving",
             "quality_loss_per_10", "variant_redraw", "pixels_per_token", *FAULTS}
 
 

@@ -187,6 +187,8 @@ class SimCore(Caps):
         refused = self._check_caps(cfg, digest, t, model)
         if refused is not None:
             return refused
+        if self._held_s > 1e-6:  # in the bucket's queue, before the model sees it (nginx holds it in front)
+            await asyncio.sleep(self._held_s)
         return await self._serve(cfg, endpoint, request, asked, model, prof, digest, n_bytes, t, variant)
 
     def _read(self, endpoint: Endpoint, request: web.BaseRequest, raw: bytes, cfg: SimConfig, t: float):

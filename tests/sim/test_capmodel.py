@@ -118,6 +118,31 @@ def test_a_cap_that_counts_its_refusals_keeps_a_client_that_keeps_asking_refused
     assert counted.check(10.5) is not None  # its 19 weigh 18.05: still refused
 
 
+def test_a_bucket_with_a_queue_holds_requests_past_its_rate_and_refuses_past_the_queue():
+    # nginx's limit_req with burst=3 and no nodelay, at 10/s: one at once, the next three held 0.1, 0.2, 0.3 s (each
+    # waits for its token), the fifth refused, told how long until the queue has room
+    cap = Cap("bucket", rate=10.0, burst=1.0, queue=3)
+    held = []
+    for _ in range(4):
+        assert cap.check(0.0) is None
+        held.append(cap.held)
+        cap.take()
+    assert held == pytest.approx([0.0, 0.1, 0.2, 0.3])
+    assert cap.check(0.0) == pytest.approx(0.1)
+    assert cap.check(0.1) is None and cap.held == pytest.approx(0.3)  # a token came: room for one, at the back
+
+
+def test_the_model_adds_a_queues_wait_to_the_answers_latency():
+    clock = FakeClock(0.0)
+    lim = Recording(16, 16, clock=clock)
+    client = Client(lim, Server([Cap("bucket", rate=10.0, burst=1.0, queue=20)], latency=0.2, sigma=0.0), 60)
+    simulate([client], clock, seed=1)
+    answered = [lat for kind, lat in lim.replies if kind == "success"]
+    assert len(answered) == 60 and client.rejects == 0  # 16 in flight never pass a queue of 20
+    assert max(client.held) > 1.0 and max(answered) == pytest.approx(0.2 + max(client.held))
+    assert min(answered) == pytest.approx(0.2)  # the first passes at once
+
+
 def test_the_simulators_window_counts_its_refusals_when_told(monkeypatch):
     # over HTTP, as the model: SimConfig.window_counts_refused (HAProxy's stick table), on a fixed window and a
     # sliding counter, on the wall clock (stubbed here)

@@ -318,6 +318,25 @@ def test_token_bucket_burst_then_rate():
                                            headers=AUTH).headers  # retry_after="none"
 
 
+def test_a_bucket_with_a_queue_holds_requests_until_their_token_and_refuses_past_it():
+    # nginx's limit_req burst=3 without nodelay, at 10/s: six at once: one answered at once, three held 0.1-0.3 s,
+    # two refused at once
+    with Simulator(SimConfig(latency_s=0, rate_per_s=10, burst=1, bucket_queue=3)) as sim, httpx.Client() as c:
+        async def six():
+            async with httpx.AsyncClient(timeout=10) as ac:
+                async def one():
+                    t0 = time.monotonic()
+                    r = await ac.post(sim.base_url + CHAT_PATH, json=body_for(PLAIN, b"q"), headers=AUTH)
+                    return r.status_code, time.monotonic() - t0
+                return await asyncio.gather(*(one() for _ in range(6)))
+        replies = sorted(asyncio.run(six()), key=lambda r: r[1])
+        assert sorted(code for code, _ in replies) == [200] * 4 + [429] * 2
+        held = sorted(took for code, took in replies if code == 200)
+        assert held[0] < 0.08 and held[3] >= 0.28  # the last held waited for the third token to come
+        time.sleep(0.5)  # the queue is empty again, the bucket refilled to its one token
+        assert post(sim, PLAIN, b"x", c).status_code == 200
+
+
 def test_retry_after_exact_is_the_wait_for_a_token_and_is_recorded():
     im = b"retry me"
     with Simulator(SimConfig(latency_s=0, rate_per_s=4, burst=1, retry_after="exact")) as sim, httpx.Client() as c:

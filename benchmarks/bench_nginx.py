@@ -13,6 +13,8 @@ bucket full). nginx's 429s carry no Retry-After. Cases:
 - slow: limit_req 4/s, burst 0
 - inflight: limit_conn 6 (at 0.2 s: about 29/s)
 - both: limit_req 25/s burst 5, and limit_conn 4 (about 19/s: the in-flight cap binds)
+- queue: limit_req 10/s, burst 20 without nodelay, nginx's default: requests past the rate wait in a queue of 20
+  and are let through at the rate, refused only past it; the wait is part of each answer's latency
 - processes: limit_req 20/s burst 10, shared by two hotdogbench processes started together (nginx counts per client
   address: both are 127.0.0.1), each with half the photos
 
@@ -20,13 +22,16 @@ Figures from nginx's own access log (the server's count, not the client's; tests
 throttled = 429s / chat requests; utilization over the saturated span, from 2 s after the first answer until 85%
 of the photos were answered: limit_req, answers in the span / (rate x span); limit_conn, the mean number in flight
 / n; both, the greater of the two. lost = photos that ended "retries exhausted". fairness (processes): Jain's index
-of the processes' answers until the first of them had 85% of its photos answered (the client's count).
+of the processes' answers until the first of them had 85% of its photos answered (the client's count). p50 s:
+the median of nginx's request times of the answers (the model's is 0.2 s: more is nginx's queue, in the run's
+latency figures too).
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
 import multiprocessing as mp
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -44,18 +49,19 @@ from hotdogbench_core.run.session import run_models  # noqa: E402
 
 MODEL = "openai/gpt-6-luna"
 LATENCY_S, SIGMA = 0.2, 0.3
-CASES = {  # name: (limit_req rate per s or None, burst, limit_conn n or None, hotdogbench processes)
-    "strict": (20.0, 0, None, 1),
-    "burst": (20.0, 20, None, 1),
-    "slow": (4.0, 0, None, 1),
-    "inflight": (None, 0, 6, 1),
-    "both": (25.0, 5, 4, 1),
-    "processes": (20.0, 10, None, 2),
+CASES = {  # name: (limit_req rate per s or None, burst, limit_conn n or None, hotdogbench processes, nodelay)
+    "strict": (20.0, 0, None, 1, True),
+    "burst": (20.0, 20, None, 1, True),
+    "slow": (4.0, 0, None, 1, True),
+    "inflight": (None, 0, 6, 1, True),
+    "both": (25.0, 5, 4, 1, True),
+    "queue": (10.0, 20, None, 1, False),
+    "processes": (20.0, 10, None, 2, True),
 }
 
 
 def ideal_rate(case: str) -> float:
-    rate, _, n, _ = CASES[case]
+    rate, _, n, _, _ = CASES[case]
     by_conn = n / (LATENCY_S * 1.046) if n else float("inf")  # (the lognormal's mean: median x e^(sigma^2 / 2))
     return min(rate or float("inf"), by_conn)
 
@@ -85,10 +91,11 @@ def jain(xs: list[float]) -> float:
 def run_case(case: str, policy: str, seconds: float, tmp: Path, upstream: str) -> dict:
     """Each process runs its own photos (a share of rate x seconds); several start together, as two people's
     notebooks on one key would."""
-    rate, burst, n, k = CASES[case]
+    rate, burst, n, k, nodelay = CASES[case]
     photos = max(20, round(ideal_rate(case) * seconds / k))
     path = str(write_photos(tmp / f"{case}.parquet", photos))
-    with start_nginx(upstream, tmp / f"nginx-{case}-{policy}", rate_per_s=rate, burst=burst, max_in_flight=n) as gw:
+    with start_nginx(upstream, tmp / f"nginx-{case}-{policy}", rate_per_s=rate, burst=burst, max_in_flight=n,
+                     nodelay=nodelay) as gw:
         t0 = time.time()
         if k == 1:
             runs = [run_one(gw.base_url, path, str(tmp / f"out-{case}-{policy}"), policy)]
@@ -104,10 +111,11 @@ def run_case(case: str, policy: str, seconds: float, tmp: Path, upstream: str) -
                 p.join()
         wall = time.time() - t0
     util, throttled = use(gw.requests(), photos * k, rate, n)
+    took = [s for _, status, s in gw.requests() if status == 200]
     first_done = min(sorted(r["answered"])[max(0, int(SATURATED * photos) - 1)] for r in runs)
     return {"case": case, "policy": policy, "photos": photos * k, "answered": sum(len(r["answered"]) for r in runs),
             "wall": wall, "ideal": photos * k / ideal_rate(case), "lost": sum(r["lost"] for r in runs),
-            "util": util, "throttled": throttled,
+            "util": util, "throttled": throttled, "p50": statistics.median(took) if took else float("nan"),
             "fair": jain([sum(1 for t in r["answered"] if t <= first_done) for r in runs]) if k > 1 else None}
 
 
@@ -131,10 +139,11 @@ def main(argv=None) -> int:
                 r = run_case(case, policy, args.seconds, tmp, sim.base_url)
                 print(f"{case} {policy}: {r}", file=sys.stderr)
                 rows.append([case, policy, r["photos"], f"{ideal_rate(case):.1f}", f"{r['util']:.1f}",
-                             f"{r['throttled']:.1f}", "-" if r["fair"] is None else f"{r['fair']:.2f}", r["lost"],
+                             f"{r['throttled']:.1f}", f"{r['p50']:.2f}", "-" if r["fair"] is None else f"{r['fair']:.2f}", r["lost"],
                              r["photos"] - r["answered"], f"{r['wall']:.1f}", f"{r['ideal']:.1f}"])
     print(f"{version}; simulator latency {LATENCY_S} s (sigma {SIGMA}); {machine()}")
-    print(table(rows, ["case", "policy", "photos", "cap /s", "util %", "throttled %", "fairness", "lost", "unanswered",
+    print(table(rows, ["case", "policy", "photos", "cap /s", "util %", "throttled %", "p50 s", "fairness", "lost",
+                       "unanswered",
                        "wall s", "ideal s"]))
     return 0
 

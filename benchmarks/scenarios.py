@@ -105,6 +105,22 @@ def _one_bucket(rate: float, burst: float, lat: float, sigma: float, ra: dict, e
                          [_photos(rate, 40, extra, mean)], [[c]], mean_latency=mean)
 
 
+def _queued(rng, seed):
+    """nginx's limit_req as its documentation sets it: a rate with a burst and no `nodelay`. Requests past the rate
+    are held in a queue of 5-50 and let through at the rate, refused (with no Retry-After) only past it; with
+    `delay=` some of the burst passes at once. Filling the queue costs no refusal, but every answer then waits
+    queue / rate s more, and the run's latency figures become the queue's."""
+    lat, sigma = _latency(rng, 0.1, 2.0)
+    mean = _mean(lat, sigma)
+    rate = _rate_for(rng, mean, 2, 50)
+    burst = rng.randint(5, 50)
+    at_once = rng.randint(1, burst - 1) if rng.random() < 0.3 else 0  # nginx's delay=: passed at once, not held
+    p = dict(rate=rate, burst=burst, delay=at_once, latency=lat, sigma=sigma)
+    return p, lambda: Setup([Server([c := Cap("bucket", rate=rate, burst=at_once + 1, queue=burst - at_once)],
+                                    latency=lat, sigma=sigma)], [_photos(rate, 40, burst, mean)], [[c]],
+                            mean_latency=mean)
+
+
 def _strict(rng, seed):
     """A bucket with no burst, as nginx's limit_req by default: a send sooner than 1 / rate after the last one taken
     is refused (`bucket` draws its burst up to 10x the rate, so this case is there about once in a hundred)."""
@@ -426,6 +442,8 @@ FAMILIES: dict[str, tuple[str, Callable]] = {
                 _sliding),
     "counted": ("a window that counts its refusals too (HAProxy's http_req_rate): a sliding counter or fixed",
                 _counted),
+    "queued": ("nginx's limit_req with a burst and no nodelay: past the rate, a queue of 5-50, then refusals",
+               _queued),
     "hints": ("fixed window, reset hints instead of Retry-After, an HTTP-date, retry-after-ms, Gemini's, IETF's",
               _hints),
     "inflight": ("in-flight cap 4-64 (429 or 402 budget)", _inflight),

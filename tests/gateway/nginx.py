@@ -129,7 +129,7 @@ def use(requests: list[tuple[float, int, float]], photos: int, rate_per_s: float
 
 @contextlib.contextmanager
 def start_nginx(upstream_url: str, workdir: Path, *, rate_per_s: float | None = None, burst: int = 0,
-                max_in_flight: int | None = None, executable: Path | None = None):
+                max_in_flight: int | None = None, nodelay: bool = True, executable: Path | None = None):
     """nginx on a free loopback port, proxying to upstream_url (http://127.0.0.1:PORT), with a limit_req of
     rate_per_s (burst, nodelay) and/or a limit_conn of max_in_flight; stopped afterwards."""
     if executable is None:
@@ -141,7 +141,8 @@ def start_nginx(upstream_url: str, workdir: Path, *, rate_per_s: float | None = 
     port = free_port()
     # nginx takes a rate in whole requests per second or per minute
     rate = f"{round(rate_per_s)}r/s" if rate_per_s and rate_per_s >= 1 else f"{round((rate_per_s or 1) * 60)}r/m"
-    limit_req = (f"limit_req zone=api burst={burst} nodelay;" if burst else "limit_req zone=api;") if rate_per_s else ""
+    limit_req = (f"limit_req zone=api burst={burst}{' nodelay' if nodelay else ''};" if burst else
+                 "limit_req zone=api;") if rate_per_s else ""
     limit_conn = f"limit_conn conn {max_in_flight};" if max_in_flight else ""
     conf = prefix / "nginx.conf"
     conf.write_text(CONFIG.format(prefix=prefix, rate=rate, upstream=upstream_url.split("://", 1)[-1].rstrip("/"),

@@ -12,7 +12,9 @@ nginx's default, met against a real nginx before the families had it), in-flight
 budget), both at once, fixed clock-aligned windows (N per 10 s or per minute), and windows that start at the
 client's first request after the last one ended (`client_window`: express-rate-limit's store, LiteLLM's ttl), and
 sliding windows (`sliding`: the `limits` library's moving window and sliding-window counter, under Flask-Limiter),
-and windows that count their refusals too (`counted`: HAProxy's stick table, as its guides set it);
+and windows that count their refusals too (`counted`: HAProxy's stick table, as its guides set it), and a bucket
+with a queue in front (`queued`: nginx's limit_req with a burst and no nodelay: requests past the rate wait their
+turn, refused only past the queue);
 Retry-After none / exact / fixed small (0.5-2 s) / fixed large (5-60 s on some 429s only), its other forms (an
 HTTP-date, retry-after-ms) and the reset hints sent instead of it (Gemini's in its error's details, the IETF
 RateLimit fields); caps that move (a fall to 30-70% and a recovery, a slow drift, an oscillation, a halving then a

@@ -287,15 +287,21 @@ def run_draw(args: tuple[str, int, str]) -> dict:
         [100 * sum(map(sum, late)) / max(1, sum(map(len, late)))]
     out["throttled_late"] = max(shares, default=float("nan"))
     out["down"], out["up"] = recovery(setup, clients)
-    # what a server's queue added to the run's median latency (the reported p50), of the model's own
-    lats = [(lat, lat - h) for c in clients for (_, lat), h in zip(c.latencies, c.held)]
-    out["held"] = 100 * (statistics.median(a for a, _ in lats) / statistics.median(b for _, b in lats) - 1) \
-        if lats else 0.0
+    out["held"] = queue_added(clients)
     out["waited"] = sum(1 for c in clients for h in c.hints.values() if h >= 5.0) / sum(c.photos for c in clients)
     first = start_refusals(setup, burst)  # of attempts >= every photo's one, the failures and the refusals
     out["start_share"] = 100 * first / (first + sum(c.photos + c.failures for c in clients))
     out["why"] = why(d, out)
     return out
+
+
+def queue_added(clients: list[Client]) -> float:
+    """What a server's queue added to the run's median latency (the p50 a run reports), as % of the model's own
+    median (its latencies less their waits in the queue); 0 with no admitted attempt."""
+    lats = [(lat, lat - h) for c in clients for (_, lat), h in zip(c.latencies, c.held)]
+    if not lats:
+        return 0.0
+    return 100 * (statistics.median(a for a, _ in lats) / statistics.median(b for _, b in lats) - 1)
 
 
 def start_refusals(setup, burst: list[bool] | None = None) -> int:

@@ -51,7 +51,8 @@ def test_a_variant_installed_is_what_runs(live_class):
 
 def test_compare_names_the_draws_that_moved():
     base = [{"family": "strict", "seed": s, "util": u, "throttled": 1.0, "fair": None, "params": f"p{s}", "down": None,
-             "up": None, "lost": 0, "early": 0, "why": "", "util_late": u, "throttled_late": 0.5}
+             "up": None, "lost": 0, "early": 0, "why": "", "util_late": u, "throttled_late": 0.5,
+             "held": 0.0}
             for s, u in ((0, 80.0), (1, 95.0))]
     variant = [dict(base[0], util=92.0), dict(base[1], util=94.0, throttled=6.0, throttled_late=4.0)]
     out = cl.compare(base, variant, ["strict"], moved=1)

@@ -61,3 +61,15 @@ def test_a_sliding_window_is_judged_over_whole_periods_against_the_most_it_allow
     burst = [0.0] * 20  # a start's burst fills the log: nothing passes until it leaves the last period
     assert bf._allowed(Cap("window", n=20, period=10.0, slide="log"), 2.0, 12.0, 0.2, burst) == 20
     assert bf._allowed(Cap("window", n=20, period=10.0, slide="log"), 2.0, 9.0, 0.2, burst) == 0
+
+
+def test_the_queue_measure_is_what_the_wait_added_to_the_median_latency():
+    # three answers of a model at 1.0 s, two of them held 0.5 s and 3 s in a queue: the run's median 1.5 s against
+    # the model's 1.0 s is 50% added; with none held, nothing
+    from hotdogbench_core.sim.capmodel import Client
+    c = Client(None, None, 3)
+    c.latencies, c.held = [(0.0, 1.0), (0.1, 1.5), (0.2, 4.0)], [0.0, 0.5, 3.0]
+    assert bf.queue_added([c]) == pytest.approx(50.0)
+    c.held = [0.0, 0.0, 0.0]
+    assert bf.queue_added([c]) == 0.0
+    assert bf.queue_added([Client(None, None, 3)]) == 0.0

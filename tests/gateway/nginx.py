@@ -131,7 +131,8 @@ def use(requests: list[tuple[float, int, float]], photos: int, rate_per_s: float
 def start_nginx(upstream_url: str, workdir: Path, *, rate_per_s: float | None = None, burst: int = 0,
                 max_in_flight: int | None = None, nodelay: bool = True, executable: Path | None = None):
     """nginx on a free loopback port, proxying to upstream_url (http://127.0.0.1:PORT), with a limit_req of
-    rate_per_s (burst, nodelay) and/or a limit_conn of max_in_flight; stopped afterwards."""
+    rate_per_s (burst, nodelay; nodelay=False: the burst is a queue, nginx's default) and/or a limit_conn of
+    max_in_flight; stopped afterwards."""
     if executable is None:
         executable, why = find_nginx()
         if executable is None:

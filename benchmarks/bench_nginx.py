@@ -110,8 +110,9 @@ def run_case(case: str, policy: str, seconds: float, tmp: Path, upstream: str) -
             for p in procs:
                 p.join()
         wall = time.time() - t0
-    util, throttled = use(gw.requests(), photos * k, rate, n)
-    took = [s for _, status, s in gw.requests() if status == 200]
+    requests = gw.requests()  # (nginx's access log, read once)
+    util, throttled = use(requests, photos * k, rate, n)
+    took = [s for _, status, s in requests if status == 200]
     first_done = min(sorted(r["answered"])[max(0, int(SATURATED * photos) - 1)] for r in runs)
     return {"case": case, "policy": policy, "photos": photos * k, "answered": sum(len(r["answered"]) for r in runs),
             "wall": wall, "ideal": photos * k / ideal_rate(case), "lost": sum(r["lost"] for r in runs),

@@ -80,8 +80,9 @@ def _run_behind_a_queue(slow_simulator, tmp_path, *extra) -> tuple[float, float,
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert (s["photos"], s["answered"], s["errors"]) == (photos, photos, 0)
     assert s["concurrency"]["retries_exhausted"] == 0
-    util, throttled = use(gw.requests(), photos, rate_per_s=10)
-    return util, throttled, statistics.median(t for _, status, t in gw.requests() if status == 200), s
+    requests = gw.requests()
+    util, throttled = use(requests, photos, rate_per_s=10)
+    return util, throttled, statistics.median(t for _, status, t in requests if status == 200), s
 
 
 def test_a_queue_in_front_of_a_rate_loses_nothing(slow_simulator, tmp_path):
